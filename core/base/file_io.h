@@ -1,0 +1,18 @@
+// Owns whole-file reads and atomic whole-file writes. Every file fuserc produces goes through
+// write_file_atomically, so an interrupted or failed run never leaves a partial output.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace fuserc {
+
+// Reads a whole file; throws UserError naming the file if it is missing, a directory or
+// unreadable, or larger than max_bytes.
+std::string read_file(const std::string& path, size_t max_bytes = size_t(1) << 34);
+
+// Writes `data` to a temporary file beside `path` (same directory), flushes it, then renames
+// it over `path`. On failure the temporary file is removed and a UserError names `path`.
+void write_file_atomically(const std::string& path, std::string_view data);
+
+}  // namespace fuserc

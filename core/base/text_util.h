@@ -1,0 +1,24 @@
+// Owns small text helpers shared by the front ends: identifier checks and "did you mean"
+// suggestions for misspelled keys and names.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fuserc {
+
+// [A-Za-z_][A-Za-z0-9_]*
+bool is_identifier(std::string_view s);
+
+// The candidate closest to `word` by edit distance, if it is close enough to be a plausible
+// typo (distance <= 2, and less than half the word's length); empty otherwise.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" when nothing is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+
+}  // namespace fuserc

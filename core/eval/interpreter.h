@@ -1,0 +1,32 @@
+// Owns `fuserc eval`: the CPU reference interpreter. It evaluates a Fusion op by op with the
+// contract's numerics, kept simple enough to be obviously right, since every generated kernel
+// is tested against it:
+//   - each op's result is stored in its declared dtype (f16/bf16 rounded to nearest even), as
+//     PyTorch's eager mode does; elementwise math on f16/bf16/f32 runs in float, on f64 in
+//     double, on integers in wrapping 64-bit arithmetic;
+//   - reductions of floating-point values accumulate in double (at least the f32 the contract
+//     asks for), integer reductions in wrapping 64-bit arithmetic;
+//   - rand/randn use the Philox mapping of core/base/philox_impl.h.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/base/input_binding.h"
+#include "core/base/safetensors.h"
+#include "core/ir/fusion.h"
+
+namespace fuserc {
+
+// The graph's input declarations in the form bind_inputs takes.
+std::vector<InputSpec> input_specs(const Fusion& f);
+std::vector<SymbolRange> symbol_ranges(const Fusion& f);
+
+// Evaluates the fusion on `inputs` (read from `inputs_file`, named in errors). Returns the
+// outputs in the graph's order, each name once.
+std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
+                                                                const TensorMap& inputs,
+                                                                const std::string& inputs_file);
+
+}  // namespace fuserc

@@ -1,0 +1,63 @@
+#include "core/eval/random_inputs.h"
+
+#include <cmath>
+
+#include "core/base/diagnostics.h"
+#include "core/base/philox.h"
+
+namespace fuserc {
+
+std::map<std::string, int64_t> choose_symbol_values(const Fusion& f,
+                                                    const std::map<std::string, int64_t>& given) {
+  std::map<std::string, int64_t> values;
+  for (const auto& [name, v] : given) {
+    const SymbolDecl* s = f.find_symbol(name);
+    if (!s) throw UsageError("graph " + f.name + " has no symbol " + quote(name));
+    if (v < s->min || v > s->max)
+      throw UsageError("symbol " + name + " = " + std::to_string(v) + " is outside its range [" +
+                       std::to_string(s->min) + ", " + std::to_string(s->max) + "]");
+    values[name] = v;
+  }
+  for (const auto& s : f.symbols) values.emplace(s.name, s.hint);
+  return values;
+}
+
+TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_t>& symbols,
+                             uint64_t seed) {
+  auto lookup = [&](const std::string& s) -> std::optional<int64_t> {
+    auto it = symbols.find(s);
+    if (it == symbols.end()) return std::nullopt;
+    return it->second;
+  };
+  TensorMap out;
+  for (size_t k = 0; k < f.inputs.size(); ++k) {
+    const Value& v = f.value(f.inputs[k]);
+    std::vector<int64_t> shape;
+    for (const auto& e : v.shape) shape.push_back(evaluate(e, lookup));
+    HostTensor t(v.dtype, shape);
+    double lo = -2, hi = 2;
+    if (v.scalar_input) {
+      if (is_float(v.dtype))
+        lo = 0.01, hi = 0.51;
+      else
+        lo = 0, hi = 999;
+    }
+    if (v.range) std::tie(lo, hi) = *v.range;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double u = philox_uniform_f64(seed, k, static_cast<uint64_t>(i));
+      if (v.dtype == DType::Bool) {
+        t.store_bool(i, v.scalar_input && !v.range ? true : u < 0.5);
+      } else if (is_float(v.dtype)) {
+        t.store_f64(i, lo + (hi - lo) * u);
+      } else {
+        double ilo = std::ceil(lo), ihi = std::floor(hi);
+        if (ihi < ilo) ihi = ilo;
+        t.store_i64(i, static_cast<int64_t>(ilo + std::floor((ihi - ilo + 1) * u)));
+      }
+    }
+    out.emplace(v.name, std::move(t));
+  }
+  return out;
+}
+
+}  // namespace fuserc

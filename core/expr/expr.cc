@@ -1,0 +1,558 @@
+// Construction of expressions in canonical form (see expr.h).
+#include "core/expr/expr.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/base/diagnostics.h"
+#include "core/expr/expr_node.h"
+
+namespace fuserc {
+
+using namespace expr_detail;
+
+// ---------------------------------------------------------------- integer helpers
+
+namespace expr_detail {
+
+[[noreturn]] static void overflow() {
+  throw UserError("size arithmetic overflows 64-bit integers");
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) overflow();
+  return r;
+}
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow();
+  return r;
+}
+int64_t checked_neg(int64_t a) {
+  if (a == kNegInf) overflow();
+  return -a;
+}
+int64_t floor_div(int64_t a, int64_t b) {
+  if (a == kNegInf && b == -1) overflow();
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  if (a == kNegInf && b == -1) overflow();
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) == (b < 0))) ++q;
+  return q;
+}
+int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+int64_t sat_add(int64_t a, int64_t b) {
+  if (a == kPosInf || b == kPosInf) return (a == kNegInf || b == kNegInf) ? kPosInf : kPosInf;
+  if (a == kNegInf || b == kNegInf) return kNegInf;
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return a > 0 ? kPosInf : kNegInf;
+  return r;
+}
+int64_t sat_mul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  bool neg = (a < 0) != (b < 0);
+  int64_t r;
+  if (a == kPosInf || a == kNegInf || b == kPosInf || b == kNegInf ||
+      __builtin_mul_overflow(a, b, &r))
+    return neg ? kNegInf : kPosInf;
+  return r;
+}
+
+}  // namespace expr_detail
+
+// ---------------------------------------------------------------- nodes
+
+namespace {
+
+size_t hash_combine(size_t h, size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+ExprNode leaf(ExprOp op) {
+  ExprNode n;
+  n.op = op;
+  return n;
+}
+
+}  // namespace
+
+Expr make_expr_node(ExprNode&& node) {
+  size_t h = std::hash<int>()(static_cast<int>(node.op));
+  h = hash_combine(h, std::hash<int64_t>()(node.value));
+  if (!node.name.empty()) h = hash_combine(h, std::hash<std::string>()(node.name));
+  for (const auto& a : node.args) h = hash_combine(h, a.hash());
+  node.hash = h;
+  return Expr(std::make_shared<const ExprNode>(std::move(node)));
+}
+
+Expr::Expr(int64_t value) {
+  ExprNode n = leaf(ExprOp::Const);
+  n.value = value;
+  n.lo = n.hi = value;
+  *this = make_expr_node(std::move(n));
+}
+
+Expr Expr::symbol(const std::string& name, int64_t lo, int64_t hi) {
+  FUSERC_CHECK(!name.empty() && lo <= hi, "bad symbol " + name);
+  ExprNode n = leaf(ExprOp::Sym);
+  n.name = name;
+  n.lo = lo;
+  n.hi = hi;
+  return make_expr_node(std::move(n));
+}
+
+ExprOp Expr::op() const {
+  return n_->op;
+}
+int64_t Expr::value() const {
+  return n_->value;
+}
+const std::string& Expr::name() const {
+  return n_->name;
+}
+const std::vector<Expr>& Expr::args() const {
+  return n_->args;
+}
+int64_t Expr::lo() const {
+  return n_->lo;
+}
+int64_t Expr::hi() const {
+  return n_->hi;
+}
+size_t Expr::hash() const {
+  return n_->hash;
+}
+
+bool operator==(const Expr& a, const Expr& b) {
+  if (a.node() == b.node()) return true;
+  if (a.hash() != b.hash()) return false;
+  return compare(a, b) == 0;
+}
+
+int compare(const Expr& a, const Expr& b) {
+  if (a.node() == b.node()) return 0;
+  if (a.op() != b.op()) return a.op() < b.op() ? -1 : 1;
+  if (a.value() != b.value()) return a.value() < b.value() ? -1 : 1;
+  if (int c = a.name().compare(b.name()); c != 0) return c < 0 ? -1 : 1;
+  const auto& x = a.args();
+  const auto& y = b.args();
+  if (x.size() != y.size()) return x.size() < y.size() ? -1 : 1;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (int c = compare(x[i], y[i]); c != 0) return c;
+  return 0;
+}
+
+// ---------------------------------------------------------------- polynomials
+
+namespace {
+
+using Monomial = std::vector<Expr>;  // sorted factors
+
+struct Term {
+  Monomial factors;
+  int64_t coef;
+};
+
+struct Poly {
+  int64_t constant = 0;
+  std::vector<Term> terms;
+};
+
+int compare_monomials(const Monomial& a, const Monomial& b) {
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (int c = compare(a[i], b[i]); c != 0) return c;
+  return 0;
+}
+
+Term term_of(const Expr& t) {
+  if (t.op() == ExprOp::Mul) return Term{t.args(), t.value()};
+  return Term{{t}, 1};
+}
+
+Poly to_poly(const Expr& e) {
+  Poly p;
+  switch (e.op()) {
+    case ExprOp::Const:
+      p.constant = e.value();
+      break;
+    case ExprOp::Add:
+      p.constant = e.value();
+      for (const auto& t : e.args()) p.terms.push_back(term_of(t));
+      break;
+    default:
+      p.terms.push_back(term_of(e));
+      break;
+  }
+  return p;
+}
+
+std::pair<int64_t, int64_t> monomial_bounds(const Monomial& m, int64_t coef) {
+  int64_t lo = coef, hi = coef;
+  if (coef < 0) std::swap(lo, hi);
+  for (const auto& f : m) {
+    int64_t c[4] = {sat_mul(lo, f.lo()), sat_mul(lo, f.hi()), sat_mul(hi, f.lo()),
+                    sat_mul(hi, f.hi())};
+    lo = *std::min_element(c, c + 4);
+    hi = *std::max_element(c, c + 4);
+  }
+  return {lo, hi};
+}
+
+Expr make_term(const Term& t) {
+  if (t.coef == 1 && t.factors.size() == 1) return t.factors[0];
+  ExprNode n;
+  n.op = ExprOp::Mul;
+  n.value = t.coef;
+  n.args = t.factors;
+  std::tie(n.lo, n.hi) = monomial_bounds(t.factors, t.coef);
+  return make_expr_node(std::move(n));
+}
+
+Expr from_poly(Poly p) {
+  std::sort(p.terms.begin(), p.terms.end(), [](const Term& a, const Term& b) {
+    return compare_monomials(a.factors, b.factors) < 0;
+  });
+  std::vector<Term> merged;
+  for (auto& t : p.terms) {
+    if (!merged.empty() && compare_monomials(merged.back().factors, t.factors) == 0) {
+      merged.back().coef = checked_add(merged.back().coef, t.coef);
+    } else {
+      merged.push_back(std::move(t));
+    }
+  }
+  std::vector<Expr> terms;
+  for (const auto& t : merged)
+    if (t.coef != 0) terms.push_back(make_term(t));
+  if (terms.empty()) return Expr(p.constant);
+  if (terms.size() == 1 && p.constant == 0) return terms[0];
+  ExprNode n;
+  n.op = ExprOp::Add;
+  n.value = p.constant;
+  n.lo = n.hi = p.constant;
+  for (const auto& t : terms) {
+    n.lo = sat_add(n.lo, t.lo());
+    n.hi = sat_add(n.hi, t.hi());
+  }
+  n.args = std::move(terms);
+  return make_expr_node(std::move(n));
+}
+
+Poly scale(Poly p, int64_t c) {
+  p.constant = checked_mul(p.constant, c);
+  for (auto& t : p.terms) t.coef = checked_mul(t.coef, c);
+  return p;
+}
+
+Monomial merge_factors(const Monomial& a, const Monomial& b) {
+  Monomial out;
+  out.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out), ExprLess());
+  return out;
+}
+
+// Divides every term of p exactly by the monomial `m` with coefficient `c`, if possible.
+std::optional<Poly> divide_exactly(const Poly& p, const Monomial& m, int64_t c) {
+  if (c == 0) return std::nullopt;
+  Poly q;
+  if (p.constant != 0) {
+    if (!m.empty() || p.constant % c != 0) return std::nullopt;
+    q.constant = p.constant / c;
+  }
+  for (const auto& t : p.terms) {
+    if (t.coef % c != 0) return std::nullopt;
+    Monomial rest;
+    size_t j = 0;
+    for (const auto& f : t.factors) {
+      if (j < m.size() && f == m[j]) {
+        ++j;
+      } else {
+        rest.push_back(f);
+      }
+    }
+    if (j != m.size()) return std::nullopt;
+    int64_t coef = t.coef / c;
+    if (rest.empty()) {
+      q.constant = checked_add(q.constant, coef);
+    } else {
+      q.terms.push_back(Term{rest, coef});
+    }
+  }
+  return q;
+}
+
+// Splits p (for a positive constant divisor c) into the part divisible by c, already
+// divided, and the rest: p == c * divisible + rest, rest's constant in [0, c).
+std::pair<Poly, Poly> split_divisible(const Poly& p, int64_t c) {
+  Poly div, rest;
+  div.constant = floor_div(p.constant, c);
+  rest.constant = floor_mod(p.constant, c);
+  for (const auto& t : p.terms) {
+    if (t.coef % c == 0) {
+      div.terms.push_back(Term{t.factors, t.coef / c});
+    } else {
+      rest.terms.push_back(t);
+    }
+  }
+  return {div, rest};
+}
+
+bool has_divisible_part(const Poly& div) {
+  return div.constant != 0 || !div.terms.empty();
+}
+
+Expr make_binary(ExprOp op, const Expr& a, const Expr& b, int64_t lo, int64_t hi) {
+  ExprNode n;
+  n.op = op;
+  n.args = {a, b};
+  n.lo = lo;
+  n.hi = hi;
+  return make_expr_node(std::move(n));
+}
+
+// Bounds of floor(a / b) and ceil(a / b) when b's values are all positive.
+std::pair<int64_t, int64_t> div_bounds(const Expr& a, const Expr& b, bool ceil) {
+  if (b.lo() <= 0) return {kNegInf, kPosInf};
+  auto d = [&](int64_t x, int64_t y) {
+    if (x == kPosInf || x == kNegInf) return x;
+    if (y == kPosInf) return x >= 0 ? int64_t{ceil && x > 0 ? 1 : 0} : int64_t{-1};
+    return ceil ? ceil_div(x, y) : floor_div(x, y);
+  };
+  int64_t lo = a.lo() >= 0 ? d(a.lo(), b.hi()) : d(a.lo(), b.lo());
+  int64_t hi = a.hi() >= 0 ? d(a.hi(), b.lo()) : d(a.hi(), b.hi());
+  return {lo, hi};
+}
+
+}  // namespace
+
+Expr operator+(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return Expr(checked_add(a.value(), b.value()));
+  if (a.is_const(0)) return b;
+  if (b.is_const(0)) return a;
+  Poly p = to_poly(a);
+  Poly q = to_poly(b);
+  p.constant = checked_add(p.constant, q.constant);
+  for (auto& t : q.terms) p.terms.push_back(std::move(t));
+  return from_poly(std::move(p));
+}
+
+Expr operator-(const Expr& a) {
+  if (a.is_const()) return Expr(checked_neg(a.value()));
+  return from_poly(scale(to_poly(a), -1));
+}
+
+Expr operator-(const Expr& a, const Expr& b) {
+  return a + (-b);
+}
+
+Expr operator*(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return Expr(checked_mul(a.value(), b.value()));
+  if (a.is_const(0) || b.is_const(0)) return Expr(0);
+  if (a.is_const(1)) return b;
+  if (b.is_const(1)) return a;
+  if (a.is_const()) return from_poly(scale(to_poly(b), a.value()));
+  if (b.is_const()) return from_poly(scale(to_poly(a), b.value()));
+  Poly p = to_poly(a);
+  Poly q = to_poly(b);
+  size_t np = p.terms.size() + (p.constant != 0);
+  size_t nq = q.terms.size() + (q.constant != 0);
+  if (np * nq > 64) {
+    // Too large to expand: keep the product of the two sums as one term.
+    Monomial m = {a, b};
+    std::sort(m.begin(), m.end(), ExprLess());
+    return make_term(Term{m, 1});
+  }
+  Poly r;
+  r.constant = checked_mul(p.constant, q.constant);
+  for (const auto& t : p.terms) {
+    if (q.constant != 0) r.terms.push_back(Term{t.factors, checked_mul(t.coef, q.constant)});
+    for (const auto& u : q.terms)
+      r.terms.push_back(Term{merge_factors(t.factors, u.factors), checked_mul(t.coef, u.coef)});
+  }
+  if (p.constant != 0)
+    for (const auto& u : q.terms)
+      r.terms.push_back(Term{u.factors, checked_mul(u.coef, p.constant)});
+  return from_poly(std::move(r));
+}
+
+Expr product(const std::vector<Expr>& factors) {
+  Expr r(1);
+  for (const auto& f : factors) r = r * f;
+  return r;
+}
+
+Expr floordiv(const Expr& a, const Expr& b) {
+  if (b.is_const(0)) throw UserError("division by zero in size expression " + a.str() + " / 0");
+  if (a.is_const() && b.is_const()) return Expr(floor_div(a.value(), b.value()));
+  if (a.is_const(0) || b.is_const(1)) return a;
+  if (b.is_const(-1)) return -a;
+  if (b.is_const() && b.value() > 0) {
+    int64_t c = b.value();
+    auto [div, rest] = split_divisible(to_poly(a), c);
+    if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
+    if (a.lo() >= 0 && a.hi() < c) return Expr(0);
+    if (a.op() == ExprOp::FloorDiv && a.args()[1].is_const() && a.args()[1].value() > 0)
+      return floordiv(a.args()[0], Expr(checked_mul(a.args()[1].value(), c)));
+  } else if (!b.is_const()) {
+    if (a == b && b.lo() > 0) return Expr(1);
+    Term t = term_of(b);
+    if (b.op() != ExprOp::Add)
+      if (auto q = divide_exactly(to_poly(a), t.factors, t.coef)) return from_poly(*q);
+    if (a.lo() >= 0 && b.lo() > 0 && a.hi() < b.lo()) return Expr(0);
+  }
+  auto [lo, hi] = div_bounds(a, b, false);
+  return make_binary(ExprOp::FloorDiv, a, b, lo, hi);
+}
+
+Expr ceildiv(const Expr& a, const Expr& b) {
+  if (b.is_const(0))
+    throw UserError("division by zero in size expression ceildiv(" + a.str() + ", 0)");
+  if (a.is_const() && b.is_const()) return Expr(ceil_div(a.value(), b.value()));
+  if (a.is_const(0) || b.is_const(1)) return a;
+  if (b.is_const() && b.value() > 0) {
+    int64_t c = b.value();
+    auto [div, rest] = split_divisible(to_poly(a), c);
+    if (has_divisible_part(div)) return from_poly(div) + ceildiv(from_poly(rest), b);
+    if (a.lo() >= 1 && a.hi() <= c) return Expr(1);
+    if (a.lo() > -c && a.hi() <= 0) return Expr(0);
+  } else if (!b.is_const()) {
+    if (a == b && b.lo() > 0) return Expr(1);
+    Term t = term_of(b);
+    if (b.op() != ExprOp::Add)
+      if (auto q = divide_exactly(to_poly(a), t.factors, t.coef)) return from_poly(*q);
+    if (b.lo() > 0 && a.lo() >= 1 && a.hi() <= b.lo()) return Expr(1);
+  }
+  auto [lo, hi] = div_bounds(a, b, true);
+  return make_binary(ExprOp::CeilDiv, a, b, lo, hi);
+}
+
+Expr mod(const Expr& a, const Expr& b) {
+  if (b.is_const(0)) throw UserError("division by zero in size expression " + a.str() + " % 0");
+  if (a.is_const() && b.is_const()) return Expr(floor_mod(a.value(), b.value()));
+  if (b.is_const(1) || b.is_const(-1) || a.is_const(0)) return Expr(0);
+  if (b.is_const() && b.value() > 0) {
+    int64_t c = b.value();
+    auto [div, rest] = split_divisible(to_poly(a), c);
+    if (has_divisible_part(div)) return mod(from_poly(rest), b);
+    if (a.lo() >= 0 && a.hi() < c) return a;
+    if (a.op() == ExprOp::Mod && a.args()[1].is_const() && a.args()[1].value() > 0 &&
+        a.args()[1].value() % c == 0)
+      return mod(a.args()[0], b);
+    int64_t hi = c - 1;
+    if (a.lo() >= 0) hi = std::min(hi, a.hi());
+    return make_binary(ExprOp::Mod, a, b, 0, hi);
+  }
+  if (!b.is_const()) {
+    if (a == b) return Expr(0);
+    Term t = term_of(b);
+    if (b.op() != ExprOp::Add && divide_exactly(to_poly(a), t.factors, t.coef)) return Expr(0);
+    if (b.lo() > 0 && a.lo() >= 0 && a.hi() < b.lo()) return a;
+    if (b.lo() > 0) {
+      int64_t hi = b.hi() == kPosInf ? kPosInf : b.hi() - 1;
+      if (a.lo() >= 0) hi = std::min(hi, a.hi());
+      return make_binary(ExprOp::Mod, a, b, 0, hi);
+    }
+  }
+  return make_binary(ExprOp::Mod, a, b, kNegInf, kPosInf);
+}
+
+namespace {
+
+// min (is_min) or max of a and b, decided by bounds where possible.
+Expr min_max(const Expr& a, const Expr& b, bool is_min) {
+  if (a.is_const() && b.is_const())
+    return Expr(is_min ? std::min(a.value(), b.value()) : std::max(a.value(), b.value()));
+  if (a == b) return a;
+  Expr d = a - b;
+  if (d.hi() <= 0) return is_min ? a : b;  // a <= b everywhere
+  if (d.lo() >= 0) return is_min ? b : a;  // a >= b everywhere
+  // Commutative: canonical argument order, with a constant written last.
+  bool swap = b.is_const() ? false : a.is_const() ? true : compare(a, b) > 0;
+  const Expr& x = swap ? b : a;
+  const Expr& y = swap ? a : b;
+  if (is_min)
+    return make_binary(ExprOp::Min, x, y, std::min(a.lo(), b.lo()), std::min(a.hi(), b.hi()));
+  return make_binary(ExprOp::Max, x, y, std::max(a.lo(), b.lo()), std::max(a.hi(), b.hi()));
+}
+
+Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
+  Expr d = a - b;
+  if (d.is_const()) {
+    int64_t v = d.value();
+    switch (op) {
+      case ExprOp::Lt:
+        return Expr(v < 0);
+      case ExprOp::Le:
+        return Expr(v <= 0);
+      case ExprOp::Eq:
+        return Expr(v == 0);
+      case ExprOp::Ne:
+        return Expr(v != 0);
+      default:
+        break;
+    }
+  }
+  switch (op) {
+    case ExprOp::Lt:
+      if (d.hi() < 0) return Expr(1);
+      if (d.lo() >= 0) return Expr(0);
+      break;
+    case ExprOp::Le:
+      if (d.hi() <= 0) return Expr(1);
+      if (d.lo() > 0) return Expr(0);
+      break;
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+      if (d.lo() > 0 || d.hi() < 0) return Expr(op == ExprOp::Ne);
+      if (a.is_const() || (!b.is_const() && compare(a, b) > 0)) return make_binary(op, b, a, 0, 1);
+      break;
+    default:
+      break;
+  }
+  return make_binary(op, a, b, 0, 1);
+}
+
+}  // namespace
+
+Expr min(const Expr& a, const Expr& b) {
+  return min_max(a, b, true);
+}
+Expr max(const Expr& a, const Expr& b) {
+  return min_max(a, b, false);
+}
+Expr lt(const Expr& a, const Expr& b) {
+  return comparison(ExprOp::Lt, a, b);
+}
+Expr le(const Expr& a, const Expr& b) {
+  return comparison(ExprOp::Le, a, b);
+}
+Expr eq(const Expr& a, const Expr& b) {
+  return comparison(ExprOp::Eq, a, b);
+}
+Expr ne(const Expr& a, const Expr& b) {
+  return comparison(ExprOp::Ne, a, b);
+}
+
+Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false) {
+  if (cond.is_const()) return cond.value() != 0 ? if_true : if_false;
+  if (if_true == if_false) return if_true;
+  if (cond.lo() > 0 || cond.hi() < 0) return if_true;
+  ExprNode n;
+  n.op = ExprOp::Select;
+  n.args = {cond, if_true, if_false};
+  n.lo = std::min(if_true.lo(), if_false.lo());
+  n.hi = std::max(if_true.hi(), if_false.hi());
+  return make_expr_node(std::move(n));
+}
+
+}  // namespace fuserc

@@ -1,0 +1,357 @@
+// Reading the graph document: top-level keys, symbols, inputs, outputs, aliases.
+#include "core/frontend/graph_parser.h"
+
+#include <algorithm>
+
+#include "core/base/diagnostics.h"
+#include "core/base/text_util.h"
+#include "core/frontend/graph_reader.h"
+
+namespace fuserc {
+
+namespace {
+const std::vector<std::string> kTopKeys = {"fuserc", "name",    "symbols", "inputs",
+                                           "ops",    "outputs", "aliases"};
+constexpr int64_t kDefaultHint = 1024;
+}  // namespace
+
+// ---------------------------------------------------------------- errors
+
+void GraphReader::fail(const std::string& path, const std::string& message) const {
+  throw UserError(doc_.place(path), path + ": " + message);
+}
+
+void GraphReader::fail_op(int k, const Json& op, const std::string& path,
+                          const std::string& message) const {
+  std::string who = "op " + std::to_string(k);
+  if (op.is_object()) {
+    auto it = op.find("op");
+    if (it != op.end() && it->is_string()) who += " '" + it->get<std::string>() + "'";
+    auto out = op.find("out");
+    if (out != op.end()) {
+      if (out->is_string()) {
+        who += " (out '" + out->get<std::string>() + "')";
+      } else if (out->is_array() && !out->empty() && (*out)[0].is_string()) {
+        std::vector<std::string> names;
+        for (const auto& n : *out)
+          if (n.is_string()) names.push_back("'" + n.get<std::string>() + "'");
+        who += " (out " + join(names) + ")";
+      }
+    }
+  }
+  throw UserError(doc_.place(path), who + " at " + path + ": " + message);
+}
+
+// ---------------------------------------------------------------- typed access
+
+void GraphReader::check_keys(const Json& obj, const std::string& path,
+                             const std::vector<std::string>& allowed,
+                             const std::string& what) const {
+  for (const auto& [key, v] : obj.items()) {
+    (void)v;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      fail(json_path_member(path, key), "unknown key " + quote(key) + " in " + what +
+                                            did_you_mean(key, allowed) +
+                                            "; allowed keys: " + join(allowed));
+  }
+}
+
+const Json& GraphReader::require(const Json& obj, const std::string& path, const std::string& key,
+                                 const std::string& what) const {
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(path, what + " is missing the required key '" + key + "'");
+  return *it;
+}
+
+int64_t GraphReader::read_int(const Json& j, const std::string& path,
+                              const std::string& what) const {
+  if (!j.is_number_integer())
+    fail(path, what + " must be an integer, got " + j.dump(-1, ' ', true).substr(0, 40));
+  return j.get<int64_t>();
+}
+
+std::string GraphReader::read_string(const Json& j, const std::string& path,
+                                     const std::string& what) const {
+  if (!j.is_string())
+    fail(path, what + " must be a string, got " + j.dump(-1, ' ', true).substr(0, 40));
+  return j.get<std::string>();
+}
+
+std::string GraphReader::read_identifier(const Json& j, const std::string& path,
+                                         const std::string& what) const {
+  std::string s = read_string(j, path, what);
+  if (!is_identifier(s))
+    fail(path, what + " " + quote(s) + " is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  return s;
+}
+
+const Json& GraphReader::read_array(const Json& j, const std::string& path,
+                                    const std::string& what) const {
+  if (!j.is_array())
+    fail(path, what + " must be a list, got " + j.dump(-1, ' ', true).substr(0, 40));
+  return j;
+}
+
+DType GraphReader::read_dtype(const Json& j, const std::string& path) const {
+  std::string s = read_string(j, path, "a dtype");
+  auto d = parse_dtype(s);
+  if (!d) {
+    std::vector<std::string> names;
+    for (int i = 0; i < kNumDTypes; ++i) names.push_back(dtype_name(static_cast<DType>(i)));
+    fail(path,
+         "unknown dtype " + quote(s) + did_you_mean(s, names) + "; expected one of " + join(names));
+  }
+  return *d;
+}
+
+Literal GraphReader::read_literal(const Json& j, const std::string& path,
+                                  const std::string& what) const {
+  if (j.is_boolean()) return Literal::of_bool(j.get<bool>());
+  if (j.is_number_integer()) return Literal::of_int(j.get<int64_t>());
+  if (j.is_number_float()) return Literal::of_float(j.get<double>());
+  fail(path, what + " must be a number or true/false, got " + j.dump(-1, ' ', true).substr(0, 40));
+}
+
+Expr GraphReader::symbol_expr(const std::string& name, const std::string& path, ExtentUse use) {
+  auto it = symbol_index_.find(name);
+  if (use == ExtentUse::InputShape) {
+    bound_symbols_.insert(name);
+    if (it == symbol_index_.end()) {
+      SymbolDecl s;
+      s.name = name;
+      s.min = 1;
+      s.max = kMaxExtent;
+      s.hint = kDefaultHint;
+      s.expr = Expr::symbol(name, s.min, s.max);
+      s.declared = false;
+      symbol_index_[name] = static_cast<int>(f_.symbols.size());
+      f_.symbols.push_back(s);
+      return s.expr;
+    }
+    return f_.symbols[it->second].expr;
+  }
+  if (!bound_symbols_.count(name)) {
+    std::vector<std::string> known(bound_symbols_.begin(), bound_symbols_.end());
+    fail(path, "symbol " + quote(name) + " is not the extent of any input" +
+                   did_you_mean(name, known) +
+                   ", so its value cannot be known at run time (symbols are bound from the "
+                   "shapes of the inputs)");
+  }
+  return f_.symbols[it->second].expr;
+}
+
+Expr GraphReader::read_extent(const Json& j, const std::string& path, ExtentUse use,
+                              bool allow_minus_one, bool allow_zero) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    if (!is_identifier(s))
+      fail(path, "extent " + quote(s) + " is neither an integer nor a symbol name");
+    return symbol_expr(s, path, use);
+  }
+  if (!j.is_number_integer())
+    fail(path, "an extent must be an integer or a symbol name, got " +
+                   j.dump(-1, ' ', true).substr(0, 40));
+  int64_t v = j.get<int64_t>();
+  if (v == -1 && allow_minus_one) return Expr(-1);
+  if (v < 0 || (v == 0 && !allow_zero))
+    fail(path, "extent " + std::to_string(v) + " must be " +
+                   (allow_zero ? "non-negative" : "positive") +
+                   (allow_minus_one ? " (or -1)" : ""));
+  if (v > kMaxExtent) fail(path, "extent " + std::to_string(v) + " is not below 2^62");
+  return Expr(v);
+}
+
+void GraphReader::check_new_name(const std::string& name, const std::string& path, int op_k,
+                                 const Json* op) const {
+  if (auto existing = f_.find_value(name)) {
+    const Value& v = f_.value(*existing);
+    std::string by = v.is_input() ? "input " + std::to_string(v.input_index)
+                                  : "op " + std::to_string(f_.ops[v.def_op].source_index);
+    std::string msg = "name " + quote(name) + " is already defined (by " + by + ")";
+    if (op) fail_op(op_k, *op, path, msg);
+    fail(path, msg);
+  }
+}
+
+// ---------------------------------------------------------------- document parts
+
+void GraphReader::read_symbols(const Json& j) {
+  const std::string path = "$.symbols";
+  if (!j.is_object()) fail(path, "symbols must be an object {name: {hint, min, max}}");
+  for (const auto& [name, spec] : j.items()) {
+    std::string p = json_path_member(path, name);
+    if (!is_identifier(name))
+      fail(p, "symbol name " + quote(name) + " is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    if (!spec.is_object()) fail(p, "a symbol must be an object {hint, min, max}");
+    check_keys(spec, p, {"hint", "min", "max"}, "symbol " + quote(name));
+    SymbolDecl s;
+    s.name = name;
+    s.min = spec.contains("min") ? read_int(spec["min"], p + ".min", "min") : 1;
+    s.max = spec.contains("max") ? read_int(spec["max"], p + ".max", "max") : kMaxExtent;
+    if (s.min < 0) fail(p + ".min", "min must not be negative");
+    if (s.max > kMaxExtent) fail(p + ".max", "max must be below 2^62");
+    if (s.max < s.min)
+      fail(p + ".max", "max " + std::to_string(s.max) + " is below min " + std::to_string(s.min));
+    s.hint = std::clamp(kDefaultHint, s.min, s.max);
+    if (spec.contains("hint")) {
+      s.hint = read_int(spec["hint"], p + ".hint", "hint");
+      if (s.hint < s.min || s.hint > s.max)
+        fail(p + ".hint", "hint " + std::to_string(s.hint) + " is outside [min, max] = [" +
+                              std::to_string(s.min) + ", " + std::to_string(s.max) + "]");
+    }
+    s.expr = Expr::symbol(name, s.min, s.max);
+    symbol_index_[name] = static_cast<int>(f_.symbols.size());
+    f_.symbols.push_back(s);
+  }
+}
+
+void GraphReader::read_inputs(const Json& j) {
+  const std::string path = "$.inputs";
+  read_array(j, path, "inputs");
+  for (size_t i = 0; i < j.size(); ++i) {
+    std::string p = json_path_index(path, i);
+    const Json& in = j[i];
+    if (!in.is_object()) fail(p, "an input must be an object {name, dtype, shape}");
+    check_keys(in, p, {"name", "dtype", "shape", "strides", "range"}, "an input");
+    Value v;
+    v.name = read_identifier(require(in, p, "name", "an input"), p + ".name", "input name");
+    check_new_name(v.name, p + ".name", -1, nullptr);
+    v.dtype = read_dtype(require(in, p, "dtype", "input " + quote(v.name)), p + ".dtype");
+    v.input_index = static_cast<int>(i);
+    if (in.contains("shape")) {
+      const Json& shape = read_array(in["shape"], p + ".shape", "shape");
+      for (size_t d = 0; d < shape.size(); ++d)
+        v.shape.push_back(read_extent(shape[d], json_path_index(p + ".shape", d),
+                                      ExtentUse::InputShape, false, false));
+    } else {
+      v.scalar_input = true;
+      if (in.contains("strides")) fail(p + ".strides", "a scalar input (no shape) has no strides");
+    }
+    if (in.contains("range")) {
+      const Json& r = read_array(in["range"], p + ".range", "range");
+      if (r.size() != 2) fail(p + ".range", "range must be [lo, hi]");
+      double lo = read_literal(r[0], p + ".range[0]", "range").as_double();
+      double hi = read_literal(r[1], p + ".range[1]", "range").as_double();
+      if (lo > hi) fail(p + ".range", "range [lo, hi] has lo above hi");
+      v.range = std::make_pair(lo, hi);
+    }
+    ValueId id = f_.add_value(std::move(v));
+    f_.inputs.push_back(id);
+  }
+}
+
+// Strides are read once every input shape is known, so that they may use any bound symbol.
+void GraphReader::read_input_strides(const Json& j) {
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].contains("strides")) continue;
+    std::string p = json_path_index("$.inputs", i) + ".strides";
+    Value& v = f_.value(f_.inputs[i]);
+    const Json& s = read_array(j[i]["strides"], p, "strides");
+    if (s.size() != v.shape.size())
+      fail(p, "has " + std::to_string(s.size()) + " entries but the shape has " +
+                  std::to_string(v.shape.size()));
+    for (size_t d = 0; d < s.size(); ++d)
+      v.strides.push_back(read_extent(s[d], json_path_index(p, d), ExtentUse::Stride, false, true));
+  }
+}
+
+void GraphReader::prescan_op_names(const Json& ops) {
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!ops[k].is_object() || !ops[k].contains("out")) continue;
+    const Json& out = ops[k]["out"];
+    if (out.is_string()) future_names_.emplace(out.get<std::string>(), static_cast<int>(k));
+    if (out.is_array())
+      for (const auto& n : out)
+        if (n.is_string()) future_names_.emplace(n.get<std::string>(), static_cast<int>(k));
+  }
+}
+
+void GraphReader::read_outputs(const Json& j) {
+  const std::string path = "$.outputs";
+  read_array(j, path, "outputs");
+  if (j.empty()) fail(path, "outputs is empty: a graph must produce at least one output");
+  for (size_t i = 0; i < j.size(); ++i) {
+    std::string p = json_path_index(path, i);
+    std::string name = read_string(j[i], p, "an output");
+    auto id = f_.find_value(name);
+    if (!id) {
+      std::vector<std::string> names;
+      for (const auto& v : f_.values) names.push_back(v.name);
+      fail(p, "output " + quote(name) + " is not defined by any input or op" +
+                  did_you_mean(name, names));
+    }
+    f_.outputs.push_back(*id);
+  }
+}
+
+void GraphReader::read_aliases(const Json& j) {
+  const std::string path = "$.aliases";
+  if (!j.is_object()) fail(path, "aliases must be an object {output: input}");
+  std::set<ValueId> aliased_inputs;
+  for (const auto& [out_name, in_json] : j.items()) {
+    std::string p = json_path_member(path, out_name);
+    auto out = f_.find_value(out_name);
+    if (!out || !f_.is_output(*out))
+      fail(p, "alias key " + quote(out_name) + " is not one of the outputs");
+    if (f_.value(*out).is_input())
+      fail(p, "output " + quote(out_name) + " is itself an input and cannot alias another input");
+    std::string in_name = read_string(in_json, p, "an alias target");
+    auto in = f_.find_value(in_name);
+    if (!in || !f_.value(*in).is_input())
+      fail(p, "alias target " + quote(in_name) + " is not an input");
+    const Value& ov = f_.value(*out);
+    const Value& iv = f_.value(*in);
+    if (iv.scalar_input)
+      fail(p, "alias target " + quote(in_name) + " is a scalar input; only tensors can be written");
+    if (ov.dtype != iv.dtype)
+      fail(p, "output " + quote(out_name) + " is " + dtype_name(ov.dtype) + " but input " +
+                  quote(in_name) + " is " + dtype_name(iv.dtype) +
+                  ": an alias needs the same dtype");
+    if (ov.shape != iv.shape)
+      fail(p, "output " + quote(out_name) + " has shape " + shape_to_string(ov.shape) +
+                  " but input " + quote(in_name) + " has shape " + shape_to_string(iv.shape) +
+                  ": an alias needs the same shape");
+    if (!aliased_inputs.insert(*in).second)
+      fail(p, "input " + quote(in_name) + " is the alias target of more than one output");
+    f_.aliases.emplace_back(*out, *in);
+  }
+}
+
+Fusion GraphReader::read() {
+  const Json& root = doc_.root;
+  if (!root.is_object()) fail("$", "a fusion graph must be a JSON object");
+  check_keys(root, "$", kTopKeys, "the graph");
+  const Json& version = require(root, "$", "fuserc", "the graph");
+  if (!version.is_number_integer() || version.get<int64_t>() != 1)
+    fail("$.fuserc", "unsupported format version " + version.dump(-1, ' ', true).substr(0, 20) +
+                         " (this fuserc reads version 1)");
+  f_.name = read_identifier(require(root, "$", "name", "the graph"), "$.name", "the graph name");
+  f_.source_file = doc_.file;
+  if (root.contains("symbols")) read_symbols(root["symbols"]);
+  const Json& inputs = require(root, "$", "inputs", "the graph");
+  const Json& ops = require(root, "$", "ops", "the graph");
+  const Json& outputs = require(root, "$", "outputs", "the graph");
+  read_inputs(inputs);
+  read_input_strides(inputs);
+  read_array(ops, "$.ops", "ops");
+  prescan_op_names(ops);
+  for (size_t k = 0; k < ops.size(); ++k) read_op(static_cast<int>(k), ops[k]);
+  read_outputs(outputs);
+  if (root.contains("aliases")) read_aliases(root["aliases"]);
+  std::sort(f_.symbols.begin(), f_.symbols.end(),
+            [](const SymbolDecl& a, const SymbolDecl& b) { return a.name < b.name; });
+  return std::move(f_);
+}
+
+// ---------------------------------------------------------------- entry points
+
+Fusion parse_fusion(const JsonDocument& doc) {
+  return GraphReader(doc).read();
+}
+
+Fusion parse_fusion_file(const std::string& path) {
+  JsonDocument doc = read_json_file(path);
+  return parse_fusion(doc);
+}
+
+}  // namespace fuserc

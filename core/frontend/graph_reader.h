@@ -1,0 +1,75 @@
+// Owns the state shared by the pieces of the graph parser (document, symbols, names defined
+// so far) and the helpers that read typed JSON values with placed errors. Internal to
+// core/frontend: graph_parser.cc reads the document, op_reader.cc reads one op.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/json_reader.h"
+#include "core/ir/fusion.h"
+
+namespace fuserc {
+
+using Json = nlohmann::json;
+
+class GraphReader {
+ public:
+  explicit GraphReader(const JsonDocument& doc) : doc_(doc) {}
+  Fusion read();
+
+ private:
+  const JsonDocument& doc_;
+  Fusion f_;
+  std::map<std::string, int> symbol_index_;  // name -> index into f_.symbols
+  std::set<std::string> bound_symbols_;      // symbols some input shape binds
+  std::map<std::string, int> future_names_;  // op result name -> defining op index (pre-scan)
+
+  // ---- errors
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const;
+  // An error in op `k`: names the op, its output and the path.
+  [[noreturn]] void fail_op(int k, const Json& op, const std::string& path,
+                            const std::string& message) const;
+
+  // ---- typed JSON access (graph_parser.cc)
+  void check_keys(const Json& obj, const std::string& path, const std::vector<std::string>& allowed,
+                  const std::string& what) const;
+  const Json& require(const Json& obj, const std::string& path, const std::string& key,
+                      const std::string& what) const;
+  int64_t read_int(const Json& j, const std::string& path, const std::string& what) const;
+  std::string read_string(const Json& j, const std::string& path, const std::string& what) const;
+  std::string read_identifier(const Json& j, const std::string& path,
+                              const std::string& what) const;
+  const Json& read_array(const Json& j, const std::string& path, const std::string& what) const;
+  DType read_dtype(const Json& j, const std::string& path) const;
+  Literal read_literal(const Json& j, const std::string& path, const std::string& what) const;
+
+  // Extents: a positive integer (below 2^62) or a symbol name. In input shapes an unknown
+  // symbol is declared; elsewhere it must be bound by an input shape.
+  enum class ExtentUse { InputShape, Stride, OpAttribute };
+  Expr read_extent(const Json& j, const std::string& path, ExtentUse use, bool allow_minus_one,
+                   bool allow_zero);
+  Expr symbol_expr(const std::string& name, const std::string& path, ExtentUse use);
+
+  // ---- document parts (graph_parser.cc)
+  void read_symbols(const Json& j);
+  void read_inputs(const Json& j);
+  void read_input_strides(const Json& j);
+  void prescan_op_names(const Json& ops);
+  void read_outputs(const Json& j);
+  void read_aliases(const Json& j);
+  void check_new_name(const std::string& name, const std::string& path, int op_k,
+                      const Json* op) const;
+
+  // ---- one op (op_reader.cc)
+  void read_op(int k, const Json& op);
+  Operand read_arg(int k, const Json& op, const Json& a, const std::string& path) const;
+  void read_attr(int k, const Json& op, OpKind kind, const std::string& key, const Json& v,
+                 const std::string& path, OpAttrs& attrs);
+};
+
+}  // namespace fuserc

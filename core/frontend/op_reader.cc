@@ -1,0 +1,271 @@
+// Reading one op of the graph: its kind, keys, results, arguments and attributes, then typing
+// it with shape inference and defining its results.
+#include <algorithm>
+
+#include "core/base/diagnostics.h"
+#include "core/base/text_util.h"
+#include "core/frontend/graph_parser.h"
+#include "core/frontend/graph_reader.h"
+#include "core/frontend/shape_inference.h"
+
+namespace fuserc {
+
+namespace {
+
+std::vector<std::string> vocabulary() {
+  std::vector<std::string> names;
+  for (const auto& info : all_ops())
+    if (!info.is_internal()) names.push_back(info.name);
+  return names;
+}
+
+std::string args_count(int n) {
+  return std::to_string(n) + (n == 1 ? " argument" : " arguments");
+}
+
+}  // namespace
+
+Operand GraphReader::read_arg(int k, const Json& op, const Json& a, const std::string& path) const {
+  Operand o;
+  if (a.is_string()) {
+    std::string name = a.get<std::string>();
+    if (auto id = f_.find_value(name)) {
+      o.value = *id;
+      return o;
+    }
+    auto later = future_names_.find(name);
+    if (later != future_names_.end() && later->second >= k) {
+      if (later->second == k)
+        fail_op(k, op, path, "op uses its own result " + quote(name) + ": a cycle");
+      fail_op(k, op, path,
+              quote(name) + " is used before it is defined (by op " +
+                  std::to_string(later->second) +
+                  "); ops must be listed in dependency order and must not form a cycle");
+    }
+    std::vector<std::string> names;
+    for (const auto& v : f_.values) names.push_back(v.name);
+    fail_op(k, op, path, "unknown name " + quote(name) + did_you_mean(name, names));
+  }
+  if (a.is_boolean() || a.is_number()) {
+    o.literal = read_literal(a, path, "an argument");
+    return o;
+  }
+  fail_op(
+      k, op, path,
+      "an argument must be a name or a number literal, got " + a.dump(-1, ' ', true).substr(0, 40));
+}
+
+void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::string& key,
+                            const Json& v, const std::string& path, OpAttrs& a) {
+  auto ints = [&](const char* what) {
+    if (!v.is_array()) fail_op(k, op, path, std::string(what) + " must be a list of integers");
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer())
+        fail_op(k, op, json_path_index(path, i), std::string(what) + " must hold integers");
+      out.push_back(v[i].get<int64_t>());
+    }
+    return out;
+  };
+  auto integer = [&](const char* what) {
+    if (!v.is_number_integer()) fail_op(k, op, path, std::string(what) + " must be an integer");
+    return v.get<int64_t>();
+  };
+  auto extents = [&](bool allow_minus_one) {
+    if (!v.is_array()) fail_op(k, op, path, "shape must be a list of extents");
+    std::vector<Expr> out;
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(read_extent(v[i], json_path_index(path, i), ExtentUse::OpAttribute,
+                                allow_minus_one, false));
+    return out;
+  };
+  // Slice bounds: integers (negatives count from the end) or symbols.
+  auto bounds = [&]() {
+    if (!v.is_array()) fail_op(k, op, path, key + " must be a list of integers or symbols");
+    std::vector<Expr> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string p = json_path_index(path, i);
+      if (v[i].is_number_integer()) {
+        int64_t b = v[i].get<int64_t>();
+        if (b < -kMaxExtent || b > kMaxExtent) fail_op(k, op, p, "slice bound out of range");
+        out.push_back(Expr(b));
+      } else {
+        out.push_back(read_extent(v[i], p, ExtentUse::OpAttribute, false, false));
+      }
+    }
+    return out;
+  };
+
+  if (key == "dims") {
+    a.dims = ints("dims");
+  } else if (key == "keepdim") {
+    if (!v.is_boolean()) fail_op(k, op, path, "keepdim must be true or false");
+    a.keepdim = v.get<bool>();
+  } else if (key == "dtype") {
+    a.dtype = read_dtype(v, path);
+  } else if (key == "correction") {
+    a.correction = integer("correction");
+  } else if (key == "shape") {
+    bool minus_one = kind == OpKind::Reshape || kind == OpKind::Expand;
+    a.shape = extents(minus_one);
+  } else if (key == "broadcast_dims") {
+    a.broadcast_dims = ints("broadcast_dims");
+  } else if (key == "starts") {
+    a.starts = bounds();
+  } else if (key == "ends") {
+    a.ends = bounds();
+  } else if (key == "steps") {
+    a.steps = ints("steps");
+  } else if (key == "pads") {
+    if (!v.is_array()) fail_op(k, op, path, "pads must be a list of [lo, hi] pairs");
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string p = json_path_index(path, i);
+      const Json& pair = v[i];
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() ||
+          !pair[1].is_number_integer())
+        fail_op(k, op, p, "each entry of pads must be a pair of integers [lo, hi]");
+      int64_t lo = pair[0].get<int64_t>(), hi = pair[1].get<int64_t>();
+      if (std::abs(lo) > kMaxExtent || std::abs(hi) > kMaxExtent)
+        fail_op(k, op, p, "pad amount out of range");
+      a.pads.emplace_back(lo, hi);
+    }
+  } else if (key == "value") {
+    a.value = read_literal(v, path, "value");
+  } else if (key == "dim") {
+    a.dim = integer("dim");
+  } else if (key == "length") {
+    if (v.is_number_integer() && v.get<int64_t>() == 0) {
+      a.length = Expr(0);
+    } else {
+      a.length = read_extent(v, path, ExtentUse::OpAttribute, false, true);
+    }
+  } else if (key == "start") {
+    a.start = read_literal(v, path, "start");
+  } else if (key == "step") {
+    a.step = read_literal(v, path, "step");
+    if (a.step.as_double() == 0) fail_op(k, op, path, "step must not be zero");
+  } else if (key == "approximate") {
+    // Handled by read_op (it selects the op kind).
+  } else {
+    FUSERC_UNREACHABLE("attribute '" + key + "' declared in ops.def but not read");
+  }
+}
+
+void GraphReader::read_op(int k, const Json& op) {
+  const std::string path = json_path_index("$.ops", k);
+  if (!op.is_object()) fail(path, "an op must be an object {op, args, out, ...}");
+  std::string name = read_string(require(op, path, "op", "an op"), path + ".op", "op");
+  auto kind = op_by_name(name);
+  if (!kind)
+    fail_op(k, op, path + ".op", "unknown op " + quote(name) + did_you_mean(name, vocabulary()));
+  const OpInfo& info = op_info(*kind);
+  if (info.group == OpGroup::Reserved)
+    fail_op(k, op, path + ".op", "op " + quote(name) + " is not supported yet");
+
+  // Keys.
+  std::vector<std::string> allowed = {"op", "args", "out"};
+  for (const auto& s : info.attrs) allowed.push_back(s.key);
+  for (const auto& [key, v] : op.items()) {
+    (void)v;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      fail_op(k, op, json_path_member(path, key),
+              "unknown key " + quote(key) + " for op '" + name + "'" + did_you_mean(key, allowed) +
+                  "; allowed keys: " + join(allowed));
+  }
+  for (const auto& s : info.attrs)
+    if (s.required && !op.contains(s.key))
+      fail_op(k, op, path, "op '" + name + "' needs the attribute '" + s.key + "'");
+
+  Op o;
+  o.kind = *kind;
+  o.source_index = k;
+
+  // Results.
+  const Json& out = require(op, path, "out", "an op");
+  std::vector<std::string> out_names;
+  if (out.is_string()) {
+    out_names.push_back(out.get<std::string>());
+  } else if (out.is_array()) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!out[i].is_string())
+        fail_op(k, op, json_path_index(path + ".out", i), "out must hold names");
+      out_names.push_back(out[i].get<std::string>());
+    }
+  } else {
+    fail_op(k, op, path + ".out", "out must be a name or a list of names");
+  }
+  if (static_cast<int>(out_names.size()) != info.num_results)
+    fail_op(k, op, path + ".out",
+            "op '" + name + "' has " + std::to_string(info.num_results) + " result" +
+                (info.num_results == 1 ? "" : "s") + " but out names " +
+                std::to_string(out_names.size()));
+  for (size_t i = 0; i < out_names.size(); ++i) {
+    std::string p = out.is_array() ? json_path_index(path + ".out", i) : path + ".out";
+    if (!is_identifier(out_names[i]))
+      fail_op(k, op, p, "result name " + quote(out_names[i]) + " is not an identifier");
+    check_new_name(out_names[i], p, k, &op);
+    for (size_t j = 0; j < i; ++j)
+      if (out_names[j] == out_names[i])
+        fail_op(k, op, p, "result name " + quote(out_names[i]) + " is listed twice");
+  }
+
+  // Arguments.
+  if (op.contains("args")) {
+    const Json& args = op["args"];
+    if (!args.is_array()) fail_op(k, op, path + ".args", "args must be a list");
+    for (size_t i = 0; i < args.size(); ++i)
+      o.args.push_back(read_arg(k, op, args[i], json_path_index(path + ".args", i)));
+  } else if (info.min_args > 0) {
+    fail_op(k, op, path, "op '" + name + "' needs args");
+  }
+  int n = static_cast<int>(o.args.size());
+  if (n < info.min_args || (info.max_args >= 0 && n > info.max_args)) {
+    std::string want = info.min_args == info.max_args ? args_count(info.min_args)
+                       : info.max_args < 0            ? "at least " + args_count(info.min_args)
+                                           : "between " + std::to_string(info.min_args) + " and " +
+                                                 args_count(info.max_args);
+    fail_op(k, op, path + ".args",
+            "op '" + name + "' takes " + want + ", got " + std::to_string(n));
+  }
+
+  // Attributes.
+  for (const auto& s : info.attrs)
+    if (op.contains(s.key))
+      read_attr(k, op, *kind, s.key, op[s.key], json_path_member(path, s.key), o.attrs);
+  if (o.kind == OpKind::Gelu && op.contains("approximate")) {
+    std::string p = path + ".approximate";
+    std::string mode = read_string(op["approximate"], p, "approximate");
+    if (mode == "tanh")
+      o.kind = OpKind::GeluTanh;
+    else if (mode != "none")
+      fail_op(k, op, p, "approximate must be \"none\" or \"tanh\", got " + quote(mode));
+  }
+  if (o.kind == OpKind::Iota) {
+    if (o.attrs.start.kind == Literal::Kind::Int && !op.contains("start"))
+      o.attrs.start = Literal::of_int(0);
+    if (!op.contains("step")) o.attrs.step = Literal::of_int(1);
+  }
+
+  // Types and shapes.
+  std::vector<InferredResult> results;
+  try {
+    results = infer_op(f_, o);
+  } catch (const OpError& e) {
+    fail_op(k, op, e.where.empty() ? path : path + "." + e.where, e.message);
+  } catch (const UserError& e) {
+    fail_op(k, op, path, e.what());
+  }
+  FUSERC_CHECK(results.size() == out_names.size(), "shape inference gave the wrong result count");
+  int op_index = static_cast<int>(f_.ops.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    Value v;
+    v.name = out_names[i];
+    v.dtype = results[i].dtype;
+    v.shape = results[i].shape;
+    v.def_op = op_index;
+    o.outs.push_back(f_.add_value(std::move(v)));
+  }
+  f_.ops.push_back(std::move(o));
+}
+
+}  // namespace fuserc

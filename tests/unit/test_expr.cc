@@ -1,0 +1,208 @@
+// Tests for symbolic integer expressions: canonical forms, simplification, printing,
+// evaluation, and a randomized check that simplification never changes a value.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+
+#include "core/base/diagnostics.h"
+#include "core/expr/expr.h"
+
+using namespace fuserc;
+
+namespace {
+
+const Expr N = Expr::symbol("N", 1, 1 << 20);
+const Expr M = Expr::symbol("M", 1, 1 << 20);
+const Expr Z = Expr::symbol("Z", 0, 100);  // may be zero
+
+int64_t eval_with(const Expr& e, std::map<std::string, int64_t> values) {
+  return evaluate(e, [&](const std::string& s) -> std::optional<int64_t> {
+    auto it = values.find(s);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("constants fold and identities vanish", "[expr]") {
+  CHECK((Expr(3) + Expr(4)).is_const(7));
+  CHECK((Expr(3) * Expr(4)).is_const(12));
+  CHECK((N * 1) == N);
+  CHECK((N + 0) == N);
+  CHECK((N * 0).is_const(0));
+  CHECK((N - N).is_const(0));
+  CHECK(floordiv(N, 1) == N);
+  CHECK(ceildiv(N, 1) == N);
+  CHECK(mod(N, 1).is_const(0));
+  CHECK(floordiv(Expr(-7), Expr(2)).is_const(-4));
+  CHECK(ceildiv(Expr(7), Expr(2)).is_const(4));
+  CHECK(mod(Expr(-7), Expr(3)).is_const(2));
+}
+
+TEST_CASE("polynomials have one canonical form", "[expr]") {
+  Expr a = N * M * 512;
+  Expr b = (N * M * 8) * 64;
+  CHECK(a == b);
+  CHECK(a.hash() == b.hash());
+  CHECK((N + M) == (M + N));
+  CHECK(((N + 1) * 2) == (N * 2 + 2));
+  CHECK(((N + 1) * (N - 1)) == (N * N - 1));
+  CHECK((N * 3 - N * 2) == N);
+  CHECK((N + M) != (N + M + 1));
+  CHECK(provably_equal(N * 4 + M * 4, (M + N) * 4));
+}
+
+TEST_CASE("divisions simplify when exact or decided by bounds", "[expr]") {
+  CHECK(floordiv(N * 8 + 16, 8) == N + 2);
+  CHECK(ceildiv(N * 128, 128) == N);
+  CHECK(floordiv(N * M * 512, N * M) == Expr(512));
+  CHECK(floordiv(N * M * 512, M * 64) == N * 8);
+  CHECK(ceildiv(N * 4 + 3, 4) == N + 1);
+  CHECK(floordiv(N * 4 + 3, 4) == N);
+  CHECK(floordiv(floordiv(N, 4), 8) == floordiv(N, 32));
+  CHECK(mod(N * 6 + 5, 3) == Expr(2));
+  CHECK(mod(mod(N, 12), 4) == mod(N, 4));
+  CHECK(mod(Z, 128) == Z);  // Z in [0, 100]
+  CHECK(floordiv(Z, 128).is_const(0));
+  CHECK(ceildiv(N, 128).str() == "ceildiv(N, 128)");
+  CHECK_THROWS_AS(floordiv(N, 0), UserError);
+}
+
+TEST_CASE("min, max, comparisons and select use bounds", "[expr]") {
+  CHECK(min(N, N + 3) == N);
+  CHECK(max(N, N + 3) == N + 3);
+  CHECK(max(N, Expr(0)) == N);     // N >= 1
+  CHECK(min(Z, Expr(1000)) == Z);  // Z <= 100
+  CHECK(lt(N, N + 1).is_const(1));
+  CHECK(le(N + 1, N).is_const(0));
+  CHECK(eq(N * 2, N + N).is_const(1));
+  CHECK(ne(N, Expr(0)).is_const(1));
+  CHECK(select(lt(N, Expr(0)), M, N) == N);
+  CHECK(select(lt(N, M), Z, Z) == Z);
+  CHECK(min(N, M) == min(M, N));
+  CHECK(min(N, M).lo() == 1);
+}
+
+TEST_CASE("bounds follow the symbols' ranges", "[expr]") {
+  Expr e = N * 4 + 2;
+  CHECK(e.lo() == 6);
+  CHECK(e.hi() == (int64_t{1} << 22) + 2);
+  Expr d = ceildiv(N, 128);
+  CHECK(d.lo() == 1);
+  CHECK(d.hi() == (1 << 20) / 128);
+  CHECK(mod(N, 32).hi() == 31);
+}
+
+TEST_CASE("printing reads like C", "[expr]") {
+  CHECK((N * M * 512).str() == "M * N * 512");
+  CHECK((N - 1).str() == "N - 1");
+  CHECK((N * 4 - M * 2 + 3).str() == "-M * 2 + N * 4 + 3");
+  CHECK(floordiv(N + M, M * 2).str() == "(M + N) / (M * 2)");
+  CHECK(mod(N, 7).str() == "N % 7");
+  CHECK(select(lt(N, M), N, M).str() == "N < M ? N : M");
+  CHECK(max(N - 3, Expr(0)).str() == "max(N - 3, 0)");
+  CHECK(to_string(N * 2, [](const std::string& s) { return "sym_" + s; }) == "sym_N * 2");
+}
+
+TEST_CASE("evaluation, substitution and free symbols", "[expr]") {
+  Expr e = ceildiv(N * M, 128) + mod(N, 3);
+  CHECK(eval_with(e, {{"N", 100}, {"M", 7}}) == 6 + 1);
+  CHECK_THROWS_WITH(eval_with(e, {{"N", 1}}), Catch::Contains("'M' has no value"));
+  CHECK(free_symbols(e) == std::vector<std::string>{"M", "N"});
+  Expr s = substitute(e, [](const std::string& n) -> std::optional<Expr> {
+    if (n == "M") return Expr(128);
+    return std::nullopt;
+  });
+  CHECK(s == N + mod(N, 3));
+  CHECK_THROWS_AS(Expr(INT64_MAX) + Expr(1), UserError);
+  CHECK_THROWS_AS(eval_with(N * N * N * N, {{"N", 1 << 20}}), UserError);
+}
+
+// Random expression trees: the canonical expression must evaluate to exactly what direct
+// integer arithmetic on the same tree gives.
+namespace {
+
+struct Tree {
+  Expr expr;
+  std::function<int64_t(const std::map<std::string, int64_t>&)> ref;
+};
+
+int64_t fdiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+int64_t cdiv(int64_t a, int64_t b) {
+  return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+}
+int64_t fmod_(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+Tree random_tree(std::mt19937& rng, int depth) {
+  static const Expr A = Expr::symbol("A", 1, 64);
+  static const Expr B = Expr::symbol("B", 1, 64);
+  static const Expr C = Expr::symbol("C", 0, 64);
+  int pick = depth <= 0 ? static_cast<int>(rng() % 2) : static_cast<int>(rng() % 11);
+  if (pick == 0) {
+    int64_t c = static_cast<int64_t>(rng() % 9) - 2;
+    return {Expr(c), [c](const auto&) { return c; }};
+  }
+  if (pick == 1) {
+    const Expr* s[] = {&A, &B, &C};
+    const Expr& sym = *s[rng() % 3];
+    std::string name = sym.name();
+    return {sym, [name](const auto& v) { return v.at(name); }};
+  }
+  Tree a = random_tree(rng, depth - 1);
+  Tree b = random_tree(rng, depth - 1);
+  auto fa = a.ref, fb = b.ref;
+  switch (pick) {
+    case 2:
+      return {a.expr + b.expr, [=](const auto& v) { return fa(v) + fb(v); }};
+    case 3:
+      return {a.expr - b.expr, [=](const auto& v) { return fa(v) - fb(v); }};
+    case 4:
+      return {a.expr * b.expr, [=](const auto& v) { return fa(v) * fb(v); }};
+    case 5: {
+      int64_t c = 1 + rng() % 8;
+      return {floordiv(a.expr, Expr(c)), [=](const auto& v) { return fdiv(fa(v), c); }};
+    }
+    case 6: {
+      int64_t c = 1 + rng() % 8;
+      return {ceildiv(a.expr, Expr(c)), [=](const auto& v) { return cdiv(fa(v), c); }};
+    }
+    case 7: {
+      int64_t c = 1 + rng() % 8;
+      return {mod(a.expr, Expr(c)), [=](const auto& v) { return fmod_(fa(v), c); }};
+    }
+    case 8:
+      return {min(a.expr, b.expr), [=](const auto& v) { return std::min(fa(v), fb(v)); }};
+    case 9:
+      return {max(a.expr, b.expr), [=](const auto& v) { return std::max(fa(v), fb(v)); }};
+    default:
+      return {select(lt(a.expr, b.expr), a.expr, b.expr + 1),
+              [=](const auto& v) { return fa(v) < fb(v) ? fa(v) : fb(v) + 1; }};
+  }
+}
+
+}  // namespace
+
+TEST_CASE("simplification preserves values (randomized)", "[expr]") {
+  std::mt19937 rng(42);
+  for (int trial = 0; trial < 3000; ++trial) {
+    Tree t = random_tree(rng, 4);
+    for (int k = 0; k < 5; ++k) {
+      std::map<std::string, int64_t> v = {{"A", 1 + static_cast<int64_t>(rng() % 64)},
+                                          {"B", 1 + static_cast<int64_t>(rng() % 64)},
+                                          {"C", static_cast<int64_t>(rng() % 65)}};
+      int64_t want = t.ref(v);
+      int64_t got = eval_with(t.expr, v);
+      INFO(t.expr.str() << " with A=" << v["A"] << " B=" << v["B"] << " C=" << v["C"]);
+      REQUIRE(got == want);
+      REQUIRE(got >= t.expr.lo());
+      REQUIRE(got <= t.expr.hi());
+    }
+  }
+}
