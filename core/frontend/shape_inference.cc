@@ -320,10 +320,10 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
   for (size_t d = 0; d < r; ++d) {
     if (a.steps[d] <= 0) fail(index_path("steps", d), "steps must be positive");
     Expr s = clamp_bound(a.starts[d], x.shape[d]);
-    Expr e = max(clamp_bound(a.ends[d], x.shape[d]), s);
+    Expr e = clamp_bound(a.ends[d], x.shape[d]);
     a.starts[d] = s;
     a.ends[d] = e;
-    shape.push_back(ceildiv(e - s, Expr(a.steps[d])));
+    shape.push_back(max(Expr(0), ceildiv(e - s, Expr(a.steps[d]))));
   }
   return {{x.dtype, shape}};
 }

@@ -260,7 +260,8 @@ std::string Fusion::to_text() const {
     s << "  ";
     for (size_t i = 0; i < op.outs.size(); ++i)
       s << (i ? ", " : "") << value(op.outs[i]).name << ": " << type_of(op.outs[i]);
-    s << " = " << op_name(op.kind) << "(";
+    // Internal forms are shown as the graph wrote them.
+    s << " = " << (op.kind == OpKind::GeluTanh ? "gelu" : op_name(op.kind)) << "(";
     for (size_t i = 0; i < op.args.size(); ++i) {
       s << (i ? ", " : "");
       s << (op.args[i].is_literal() ? op.args[i].literal.str() : value(op.args[i].value).name);

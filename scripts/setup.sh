@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Sets fuserc up on a Debian machine: installs what is missing (Debian packages), checks for
+# the CUDA Toolkit, configures and builds; then optionally runs the tests or the example.
+#
+#   scripts/setup.sh              install what is missing and build (into build/)
+#   scripts/setup.sh --test       ... then run the whole test suite (what CI runs)
+#   scripts/setup.sh --example    ... then run the main job on examples/bias_gelu.json
+#
+# Environment: BUILD_DIR (default build), JOBS (default: the number of cores).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+mode=build
+case "${1:-}" in
+  "") ;;
+  --test) mode=test ;;
+  --example) mode=example ;;
+  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup.sh: unknown option '$1' (see scripts/setup.sh --help)" >&2; exit 2 ;;
+esac
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+# 1. Debian packages (quiet when everything is there).
+packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
+          catch2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# 2. The CUDA Toolkit (NVRTC) is not a Debian package here: it must be at /usr/local/cuda.
+cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
+if [ ! -f "$cuda_root/include/nvrtc.h" ]; then
+  echo "setup: error: the CUDA Toolkit was not found at $cuda_root (fuserc needs NVRTC from it)." >&2
+  echo "setup: install it from https://developer.nvidia.com/cuda-downloads, or set CUDAToolkit_ROOT." >&2
+  exit 1
+fi
+
+# 3. Configure and build.
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT="$cuda_root" >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"
+
+# 4. What was asked for.
+case "$mode" in
+  test)
+    ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure
+    ;;
+  example)
+    fuserc="$BUILD_DIR/cmd/fuserc"
+    work="$BUILD_DIR/example"
+    mkdir -p "$work"
+    set -x
+    "$fuserc" check examples/bias_gelu.json
+    "$fuserc" inputs examples/bias_gelu.json -o "$work/in.safetensors" --bind N=64
+    "$fuserc" eval examples/bias_gelu.json --inputs "$work/in.safetensors" \
+      --outputs "$work/out.safetensors"
+    { set +x; } 2>/dev/null
+    echo "setup: example done: $work/out.safetensors"
+    ;;
+esac
