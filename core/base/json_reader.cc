@@ -11,6 +11,8 @@ namespace {
 
 // How a character appears in a message: 'x' for printable ASCII, otherwise \xNN.
 std::string describe_char(unsigned char c) {
+  if (c == '\'') return "\"'\" (JSON strings use double quotes)";
+  if (c == '/') return "'/' (JSON has no comments)";
   char buf[16];
   if (c >= 0x20 && c < 0x7f)
     std::snprintf(buf, sizeof buf, "'%c'", c);
@@ -275,6 +277,9 @@ class Reader {
         ++pos_;
         return out;
       }
+      if (c == '\n' || c == '\r')
+        fail("the string opened at " + line_col(open) +
+             " is not closed before the end of the line");
       if (c < 0x20) fail("control character " + describe_char(c) + " in string (escape it)");
       if (c != '\\') {
         copy_utf8(out);
@@ -324,7 +329,8 @@ class Reader {
           break;
         }
         default:
-          fail_at(pos_ - 1, "invalid escape \\" + describe_char(static_cast<unsigned char>(e)));
+          fail_at(pos_ - 1, std::string("invalid escape '\\") +
+                                (e >= 0x20 && e < 0x7f ? std::string(1, e) : "?") + "' in string");
       }
     }
   }

@@ -16,18 +16,21 @@ bool is_identifier(std::string_view s) {
 }
 
 namespace {
+// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+// neighbouring letters each count one edit.
 size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-    std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return d[a.size()][b.size()];
 }
 }  // namespace
 
@@ -48,6 +51,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   std::string m = closest_match(word, candidates);
   return m.empty() ? "" : " (did you mean '" + m + "'?)";
+}
+
+std::string count_of(int64_t n, const char* singular, const char* plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural);
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {

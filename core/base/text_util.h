@@ -18,6 +18,9 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // " (did you mean 'x'?)" or "" when nothing is close.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+// "1 entry", "3 entries"
+std::string count_of(int64_t n, const char* singular, const char* plural);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 

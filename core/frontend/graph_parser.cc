@@ -18,6 +18,7 @@ constexpr int64_t kDefaultHint = 1024;
 // ---------------------------------------------------------------- errors
 
 void GraphReader::fail(const std::string& path, const std::string& message) const {
+  if (cur_op_) fail_op(cur_op_index_, *cur_op_, path, message);
   throw UserError(doc_.place(path), path + ": " + message);
 }
 
@@ -26,15 +27,15 @@ void GraphReader::fail_op(int k, const Json& op, const std::string& path,
   std::string who = "op " + std::to_string(k);
   if (op.is_object()) {
     auto it = op.find("op");
-    if (it != op.end() && it->is_string()) who += " '" + it->get<std::string>() + "'";
+    if (it != op.end() && it->is_string()) who += " " + quote(it->get<std::string>());
     auto out = op.find("out");
     if (out != op.end()) {
       if (out->is_string()) {
-        who += " (out '" + out->get<std::string>() + "')";
+        who += " (out " + quote(out->get<std::string>()) + ")";
       } else if (out->is_array() && !out->empty() && (*out)[0].is_string()) {
         std::vector<std::string> names;
         for (const auto& n : *out)
-          if (n.is_string()) names.push_back("'" + n.get<std::string>() + "'");
+          if (n.is_string()) names.push_back(quote(n.get<std::string>()));
         who += " (out " + join(names) + ")";
       }
     }
@@ -141,23 +142,27 @@ Expr GraphReader::symbol_expr(const std::string& name, const std::string& path, 
 }
 
 Expr GraphReader::read_extent(const Json& j, const std::string& path, ExtentUse use,
-                              bool allow_minus_one, bool allow_zero) {
+                              bool allow_minus_one, bool allow_zero, const std::string& what) {
   if (j.is_string()) {
     std::string s = j.get<std::string>();
     if (!is_identifier(s))
-      fail(path, "extent " + quote(s) + " is neither an integer nor a symbol name");
+      fail(path, what + " " + quote(s) + " is neither an integer nor a symbol name");
     return symbol_expr(s, path, use);
   }
   if (!j.is_number_integer())
-    fail(path, "an extent must be an integer or a symbol name, got " +
+    fail(path, (what == "extent"          ? "an extent"
+                : what == "a slice bound" ? what
+                                          : "a " + what) +
+                   " must be an integer or a symbol name, got " +
                    j.dump(-1, ' ', true).substr(0, 40));
   int64_t v = j.get<int64_t>();
+  std::string noun = what == "a slice bound" ? "slice bound" : what;
   if (v == -1 && allow_minus_one) return Expr(-1);
   if (v < 0 || (v == 0 && !allow_zero))
-    fail(path, "extent " + std::to_string(v) + " must be " +
+    fail(path, noun + " " + std::to_string(v) + " must be " +
                    (allow_zero ? "non-negative" : "positive") +
                    (allow_minus_one ? " (or -1)" : ""));
-  if (v > kMaxExtent) fail(path, "extent " + std::to_string(v) + " is not below 2^62");
+  if (v > kMaxExtent) fail(path, noun + " " + std::to_string(v) + " is not below 2^62");
   return Expr(v);
 }
 
@@ -189,6 +194,7 @@ void GraphReader::read_symbols(const Json& j) {
     s.min = spec.contains("min") ? read_int(spec["min"], p + ".min", "min") : 1;
     s.max = spec.contains("max") ? read_int(spec["max"], p + ".max", "max") : kMaxExtent;
     if (s.min < 0) fail(p + ".min", "min must not be negative");
+    if (s.min > kMaxExtent) fail(p + ".min", "min must be below 2^62");
     if (s.max > kMaxExtent) fail(p + ".max", "max must be below 2^62");
     if (s.max < s.min)
       fail(p + ".max", "max " + std::to_string(s.max) + " is below min " + std::to_string(s.min));
@@ -223,6 +229,11 @@ void GraphReader::read_inputs(const Json& j) {
       for (size_t d = 0; d < shape.size(); ++d)
         v.shape.push_back(read_extent(shape[d], json_path_index(p + ".shape", d),
                                       ExtentUse::InputShape, false, false));
+      int64_t least = 1;  // the smallest element count the shape allows must fit in 64 bits
+      for (const auto& e : v.shape)
+        if (__builtin_mul_overflow(least, e.lo(), &least))
+          fail(p + ".shape",
+               "the element count of input " + quote(v.name) + " overflows 64-bit integers");
     } else {
       v.scalar_input = true;
       if (in.contains("strides")) fail(p + ".strides", "a scalar input (no shape) has no strides");
@@ -248,10 +259,11 @@ void GraphReader::read_input_strides(const Json& j) {
     Value& v = f_.value(f_.inputs[i]);
     const Json& s = read_array(j[i]["strides"], p, "strides");
     if (s.size() != v.shape.size())
-      fail(p, "has " + std::to_string(s.size()) + " entries but the shape has " +
-                  std::to_string(v.shape.size()));
+      fail(p, "has " + count_of(static_cast<int64_t>(s.size()), "entry", "entries") +
+                  " but the shape has " + std::to_string(v.shape.size()));
     for (size_t d = 0; d < s.size(); ++d)
-      v.strides.push_back(read_extent(s[d], json_path_index(p, d), ExtentUse::Stride, false, true));
+      v.strides.push_back(
+          read_extent(s[d], json_path_index(p, d), ExtentUse::Stride, false, true, "stride"));
   }
 }
 
@@ -313,6 +325,13 @@ void GraphReader::read_aliases(const Json& j) {
                   ": an alias needs the same shape");
     if (!aliased_inputs.insert(*in).second)
       fail(p, "input " + quote(in_name) + " is the alias target of more than one output");
+    if (f_.is_output(*in))
+      fail(p, "input " + quote(in_name) + " is written in place by output " + quote(out_name) +
+                  ", so it cannot also be an output itself");
+    if (!iv.strides.empty())
+      fail(p, "alias target " + quote(in_name) +
+                  " has declared strides; an output is written contiguously, so only a "
+                  "contiguous input can be written in place");
     f_.aliases.emplace_back(*out, *in);
   }
 }
@@ -335,7 +354,12 @@ Fusion GraphReader::read() {
   read_input_strides(inputs);
   read_array(ops, "$.ops", "ops");
   prescan_op_names(ops);
-  for (size_t k = 0; k < ops.size(); ++k) read_op(static_cast<int>(k), ops[k]);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    cur_op_index_ = static_cast<int>(k);
+    cur_op_ = &ops[k];
+    read_op(static_cast<int>(k), ops[k]);
+  }
+  cur_op_ = nullptr;
   read_outputs(outputs);
   if (root.contains("aliases")) read_aliases(root["aliases"]);
   std::sort(f_.symbols.begin(), f_.symbols.end(),

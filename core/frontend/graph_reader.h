@@ -28,6 +28,9 @@ class GraphReader {
   std::map<std::string, int> symbol_index_;  // name -> index into f_.symbols
   std::set<std::string> bound_symbols_;      // symbols some input shape binds
   std::map<std::string, int> future_names_;  // op result name -> defining op index (pre-scan)
+  // The op being read, so that every error inside it names the op.
+  int cur_op_index_ = -1;
+  const Json* cur_op_ = nullptr;
 
   // ---- errors
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
@@ -51,8 +54,9 @@ class GraphReader {
   // Extents: a positive integer (below 2^62) or a symbol name. In input shapes an unknown
   // symbol is declared; elsewhere it must be bound by an input shape.
   enum class ExtentUse { InputShape, Stride, OpAttribute };
+  // `what` names the value in messages ("extent", "stride", "length", "a slice bound").
   Expr read_extent(const Json& j, const std::string& path, ExtentUse use, bool allow_minus_one,
-                   bool allow_zero);
+                   bool allow_zero, const std::string& what = "extent");
   Expr symbol_expr(const std::string& name, const std::string& path, ExtentUse use);
 
   // ---- document parts (graph_parser.cc)

@@ -90,7 +90,7 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
         if (b < -kMaxExtent || b > kMaxExtent) fail_op(k, op, p, "slice bound out of range");
         out.push_back(Expr(b));
       } else {
-        out.push_back(read_extent(v[i], p, ExtentUse::OpAttribute, false, false));
+        out.push_back(read_extent(v[i], p, ExtentUse::OpAttribute, false, false, "a slice bound"));
       }
     }
     return out;
@@ -125,7 +125,7 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
           !pair[1].is_number_integer())
         fail_op(k, op, p, "each entry of pads must be a pair of integers [lo, hi]");
       int64_t lo = pair[0].get<int64_t>(), hi = pair[1].get<int64_t>();
-      if (std::abs(lo) > kMaxExtent || std::abs(hi) > kMaxExtent)
+      if (lo < -kMaxExtent || lo > kMaxExtent || hi < -kMaxExtent || hi > kMaxExtent)
         fail_op(k, op, p, "pad amount out of range");
       a.pads.emplace_back(lo, hi);
     }
@@ -137,7 +137,7 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
     if (v.is_number_integer() && v.get<int64_t>() == 0) {
       a.length = Expr(0);
     } else {
-      a.length = read_extent(v, path, ExtentUse::OpAttribute, false, true);
+      a.length = read_extent(v, path, ExtentUse::OpAttribute, false, true, "length");
     }
   } else if (key == "start") {
     a.start = read_literal(v, path, "start");
@@ -196,9 +196,9 @@ void GraphReader::read_op(int k, const Json& op) {
   }
   if (static_cast<int>(out_names.size()) != info.num_results)
     fail_op(k, op, path + ".out",
-            "op '" + name + "' has " + std::to_string(info.num_results) + " result" +
-                (info.num_results == 1 ? "" : "s") + " but out names " +
-                std::to_string(out_names.size()));
+            "op '" + name + "' has " + count_of(info.num_results, "result", "results") +
+                " but out lists " +
+                count_of(static_cast<int64_t>(out_names.size()), "name", "names"));
   for (size_t i = 0; i < out_names.size(); ++i) {
     std::string p = out.is_array() ? json_path_index(path + ".out", i) : path + ".out";
     if (!is_identifier(out_names[i]))
@@ -240,6 +240,9 @@ void GraphReader::read_op(int k, const Json& op) {
     else if (mode != "none")
       fail_op(k, op, p, "approximate must be \"none\" or \"tanh\", got " + quote(mode));
   }
+  if (o.kind == OpKind::Slice && !op.contains("steps") && !o.args.empty() &&
+      !o.args[0].is_literal())
+    o.attrs.steps.assign(f_.value(o.args[0].value).rank(), 1);
   if (o.kind == OpKind::Iota) {
     if (o.attrs.start.kind == Literal::Kind::Int && !op.contains("start"))
       o.attrs.start = Literal::of_int(0);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/base/diagnostics.h"
+#include "core/base/text_util.h"
 #include "core/frontend/broadcasting.h"
 #include "core/frontend/type_promotion.h"
 #include "core/ir/op_semantics.h"
@@ -161,7 +162,8 @@ std::vector<InferredResult> infer_reduction(const Fusion& f, Op& op) {
     case OpKind::Var:
     case OpKind::VarMean:
       need_float();
-      if (a.correction < 0) fail("correction", "must not be negative");
+      if (a.correction < 0)
+        fail("correction", "correction " + std::to_string(a.correction) + " must not be negative");
       break;
     default:
       break;  // max, min, amax, amin keep the dtype
@@ -179,8 +181,9 @@ std::vector<InferredResult> infer_broadcast_in_dim(const Fusion& f, Op& op) {
   const auto& bd = op.attrs.broadcast_dims;
   int out_rank = static_cast<int>(shape.size());
   if (static_cast<int>(bd.size()) != x.rank())
-    fail("broadcast_dims", "has " + std::to_string(bd.size()) + " entries but " +
-                               describe(f, op.args[0]) + " has rank " + std::to_string(x.rank()));
+    fail("broadcast_dims", "has " + count_of(static_cast<int64_t>(bd.size()), "entry", "entries") +
+                               " but " + describe(f, op.args[0]) + " has rank " +
+                               std::to_string(x.rank()));
   for (size_t i = 0; i < bd.size(); ++i) {
     std::string where = index_path("broadcast_dims", i);
     if (bd[i] < 0 || bd[i] >= out_rank)
@@ -202,8 +205,9 @@ std::vector<InferredResult> infer_expand(const Fusion& f, Op& op) {
   auto& shape = op.attrs.shape;
   int out_rank = static_cast<int>(shape.size());
   if (out_rank < x.rank())
-    fail("shape", "has " + std::to_string(out_rank) + " dimensions, fewer than the rank " +
-                      std::to_string(x.rank()) + " of " + describe(f, op.args[0]));
+    fail("shape", "has " + count_of(out_rank, "dimension", "dimensions") +
+                      ", fewer than the rank " + std::to_string(x.rank()) + " of " +
+                      describe(f, op.args[0]));
   int offset = out_rank - x.rank();
   for (int j = 0; j < out_rank; ++j) {
     std::string where = index_path("shape", j);
@@ -256,8 +260,8 @@ std::vector<InferredResult> infer_permute(const Fusion& f, Op& op) {
   const Value& x = tensor_arg(f, op, 0);
   auto& dims = op.attrs.dims;
   if (static_cast<int>(dims.size()) != x.rank())
-    fail("dims", "has " + std::to_string(dims.size()) + " entries but " + describe(f, op.args[0]) +
-                     " has rank " + std::to_string(x.rank()));
+    fail("dims", "has " + count_of(static_cast<int64_t>(dims.size()), "entry", "entries") +
+                     " but " + describe(f, op.args[0]) + " has rank " + std::to_string(x.rank()));
   dims = normalize_unique_dims(dims, x.rank(), "dims");
   std::vector<Expr> shape;
   for (int64_t d : dims) shape.push_back(x.shape[d]);
@@ -309,13 +313,12 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
   const Value& x = tensor_arg(f, op, 0);
   OpAttrs& a = op.attrs;
   size_t r = static_cast<size_t>(x.rank());
-  if (a.steps.empty()) a.steps.assign(r, 1);
   const char* keys[] = {"starts", "ends", "steps"};
   size_t sizes[] = {a.starts.size(), a.ends.size(), a.steps.size()};
   for (int k = 0; k < 3; ++k)
     if (sizes[k] != r)
-      fail(keys[k], "has " + std::to_string(sizes[k]) + " entries but " + describe(f, op.args[0]) +
-                        " has rank " + std::to_string(r));
+      fail(keys[k], "has " + count_of(static_cast<int64_t>(sizes[k]), "entry", "entries") +
+                        " but " + describe(f, op.args[0]) + " has rank " + std::to_string(r));
   std::vector<Expr> shape;
   for (size_t d = 0; d < r; ++d) {
     if (a.steps[d] <= 0) fail(index_path("steps", d), "steps must be positive");
@@ -332,8 +335,8 @@ std::vector<InferredResult> infer_pad(const Fusion& f, Op& op) {
   const Value& x = tensor_arg(f, op, 0);
   const auto& pads = op.attrs.pads;
   if (static_cast<int>(pads.size()) != x.rank())
-    fail("pads", "has " + std::to_string(pads.size()) + " pairs but " + describe(f, op.args[0]) +
-                     " has rank " + std::to_string(x.rank()));
+    fail("pads", "has " + count_of(static_cast<int64_t>(pads.size()), "pair", "pairs") + " but " +
+                     describe(f, op.args[0]) + " has rank " + std::to_string(x.rank()));
   std::vector<Expr> shape;
   for (size_t d = 0; d < pads.size(); ++d) {
     const Expr& e = x.shape[d];
@@ -342,7 +345,7 @@ std::vector<InferredResult> infer_pad(const Fusion& f, Op& op) {
     Expr after_hi = e + Expr(pads[d].second);
     if (out.lo() < 0 || after_lo.lo() < 0 || after_hi.lo() < 0)
       fail(index_path("pads", d), "crops dimension " + std::to_string(d) + " (extent " + e.str() +
-                                      ", at least " + std::to_string(e.lo()) +
+                                      (e.is_const() ? "" : ", at least " + std::to_string(e.lo())) +
                                       ") by more than its extent");
     shape.push_back(out);
   }
@@ -429,7 +432,11 @@ std::vector<InferredResult> infer_op(const Fusion& f, Op& op) {
       break;
     case OpGroup::Creation:
       if (op.kind == OpKind::Full) return {{*op.attrs.dtype, op.attrs.shape}};
-      if (op.kind == OpKind::Iota) return {{*op.attrs.dtype, {op.attrs.length}}};
+      if (op.kind == OpKind::Iota) {
+        if (*op.attrs.dtype == DType::Bool)
+          fail("dtype", "iota makes numbers; bool is not a dtype it can make");
+        return {{*op.attrs.dtype, {op.attrs.length}}};
+      }
       break;
     case OpGroup::Random:
       return infer_random(f, op);

@@ -197,6 +197,9 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
     case OpGroup::Cast:
       s << " dtype=" << dtype_name(*a.dtype);
       break;
+    case OpGroup::Unary:
+      if (op.kind == OpKind::GeluTanh) s << " approximate=tanh";
+      break;
     case OpGroup::Shape:
       switch (op.kind) {
         case OpKind::BroadcastInDim:

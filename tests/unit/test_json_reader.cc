@@ -73,7 +73,7 @@ TEST_CASE("json syntax errors name file, line and column", "[json]") {
   CHECK(error_of("{\"a\":1,\"a\":2}") == "f.json:1:8: duplicate key 'a'");
   CHECK(error_of("\"abc") ==
         "f.json:1:5: unexpected end of input: the string opened at line 1, column 1 is not closed");
-  CHECK(error_of("\"a\\qb\"") == "f.json:1:4: invalid escape \\'q'");
+  CHECK(error_of("\"a\\qb\"") == "f.json:1:4: invalid escape '\\q' in string");
   CHECK(error_of("[1,]") == "f.json:1:4: expected a JSON value, found ']'");
 }
 
