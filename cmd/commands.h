@@ -8,6 +8,10 @@
 namespace fuserc::cmd {
 
 void add_check_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
+void add_dump_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_inputs_command(CLI::App& app);
 

@@ -35,13 +35,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
-      "  fuserc check examples/bias_gelu.json\n"
+      "  fuserc compile examples/bias_gelu.json -o bias_gelu.fpkg\n"
+      "  fuserc inspect bias_gelu.fpkg --bind N=4096\n"
       "  fuserc inputs examples/bias_gelu.json -o in.safetensors --bind N=128\n"
-      "  fuserc eval examples/bias_gelu.json --inputs in.safetensors --outputs out.safetensors\n"
+      "  fuserc run bias_gelu.fpkg --inputs in.safetensors --outputs out.safetensors --emulate\n"
+      "  fuserc eval examples/bias_gelu.json --inputs in.safetensors --outputs ref.safetensors\n"
       "Run 'fuserc COMMAND --help' for the options of a command.\n"
       "Exit status: 0 success, 1 bad input, 2 bad command line, 3 internal error (a bug).");
-  fuserc::cmd::add_check_command(app);
+  fuserc::cmd::add_compile_command(app);
+  fuserc::cmd::add_inspect_command(app);
+  fuserc::cmd::add_run_command(app);
   fuserc::cmd::add_eval_command(app);
+  fuserc::cmd::add_dump_command(app);
+  fuserc::cmd::add_check_command(app);
   fuserc::cmd::add_inputs_command(app);
 
   try {

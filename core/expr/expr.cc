@@ -111,6 +111,16 @@ Expr Expr::symbol(const std::string& name, int64_t lo, int64_t hi) {
   return make_expr_node(std::move(n));
 }
 
+Expr Expr::index(const std::string& name, const Expr& extent) {
+  FUSERC_CHECK(!name.empty(), "index variable without a name");
+  ExprNode n = leaf(ExprOp::Sym);
+  n.name = name;
+  n.args = {extent};
+  n.lo = 0;
+  n.hi = extent.hi() == kPosInf ? kPosInf : std::max<int64_t>(0, extent.hi() - 1);
+  return make_expr_node(std::move(n));
+}
+
 ExprOp Expr::op() const {
   return n_->op;
 }
@@ -219,17 +229,92 @@ Expr make_term(const Term& t) {
   return make_expr_node(std::move(n));
 }
 
-Expr from_poly(Poly p) {
-  std::sort(p.terms.begin(), p.terms.end(), [](const Term& a, const Term& b) {
+std::vector<Term> merge_like_terms(std::vector<Term> terms) {
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
     return compare_monomials(a.factors, b.factors) < 0;
   });
   std::vector<Term> merged;
-  for (auto& t : p.terms) {
+  for (auto& t : terms) {
     if (!merged.empty() && compare_monomials(merged.back().factors, t.factors) == 0) {
       merged.back().coef = checked_add(merged.back().coef, t.coef);
     } else {
       merged.push_back(std::move(t));
     }
+  }
+  std::vector<Term> nonzero;
+  for (auto& t : merged)
+    if (t.coef != 0) nonzero.push_back(std::move(t));
+  return nonzero;
+}
+
+Monomial without_one(const Monomial& m, const Expr& f) {
+  Monomial out;
+  bool removed = false;
+  for (const auto& x : m) {
+    if (!removed && x == f) {
+      removed = true;
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+// The identity of delinearized indices: k*E*(x / E) + k*(x % E) == k*x. Finds one such pair
+// of terms in `terms` and replaces it; returns false when there is none.
+bool fold_div_mod_pair(std::vector<Term>& terms, int64_t& constant) {
+  for (size_t i = 0; i < terms.size(); ++i) {
+    for (const auto& mod_factor : terms[i].factors) {
+      if (mod_factor.op() != ExprOp::Mod) continue;
+      const Expr& x = mod_factor.args()[0];
+      const Expr& e = mod_factor.args()[1];
+      if (e.lo() <= 0) continue;
+      Monomial rest = without_one(terms[i].factors, mod_factor);
+      // The partner: k * E * (x / E) * rest.
+      Expr quotient = floordiv(x, e);
+      Term partner{rest, 0};
+      partner.factors.push_back(quotient);
+      int64_t want_coef = terms[i].coef;
+      if (e.is_const()) {
+        if (__builtin_mul_overflow(want_coef, e.value(), &want_coef)) continue;
+      } else {
+        Term et = term_of(e);
+        if (e.op() == ExprOp::Add || __builtin_mul_overflow(want_coef, et.coef, &want_coef))
+          continue;
+        for (const auto& f : et.factors) partner.factors.push_back(f);
+      }
+      std::sort(partner.factors.begin(), partner.factors.end(), ExprLess());
+      for (size_t j = 0; j < terms.size(); ++j) {
+        if (j == i || terms[j].coef != want_coef ||
+            compare_monomials(terms[j].factors, partner.factors) != 0)
+          continue;
+        // Replace both by k * rest * x.
+        int64_t k = terms[i].coef;
+        Poly px = to_poly(x);
+        std::vector<Term> out;
+        for (size_t t = 0; t < terms.size(); ++t)
+          if (t != i && t != j) out.push_back(terms[t]);
+        if (rest.empty())
+          constant = checked_add(constant, checked_mul(k, px.constant));
+        else if (px.constant != 0)
+          out.push_back(Term{rest, checked_mul(k, px.constant)});
+        for (const auto& xt : px.terms) {
+          Monomial m = rest;
+          for (const auto& f : xt.factors) m.push_back(f);
+          std::sort(m.begin(), m.end(), ExprLess());
+          out.push_back(Term{m, checked_mul(k, xt.coef)});
+        }
+        terms = merge_like_terms(std::move(out));
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Expr from_poly(Poly p) {
+  std::vector<Term> merged = merge_like_terms(std::move(p.terms));
+  while (fold_div_mod_pair(merged, p.constant)) {
   }
   std::vector<Expr> terms;
   for (const auto& t : merged)
@@ -391,6 +476,56 @@ Expr product(const std::vector<Expr>& factors) {
   return r;
 }
 
+namespace {
+
+// An upper bound of a polynomial that is nondecreasing in each index variable (every term has a
+// positive coefficient and only nonnegative factors): index variables replaced by extent - 1.
+std::optional<Expr> index_upper_bound(const Expr& a) {
+  Poly p = to_poly(a);
+  Expr ub(p.constant);
+  for (const auto& t : p.terms) {
+    if (t.coef <= 0) return std::nullopt;
+    Expr term(t.coef);
+    for (const auto& f : t.factors) {
+      if (f.lo() < 0) return std::nullopt;
+      term = term * (f.is_index() ? f.args()[0] - Expr(1) : f);
+    }
+    ub = ub + term;
+  }
+  return ub;
+}
+
+// Splits `a` into (quotient, rest) with a == quotient * b + rest, where quotient collects the
+// terms divisible by the monomial b (b not a sum).
+std::pair<Poly, Poly> split_divisible_by_monomial(const Poly& a, const Expr& b) {
+  Term bt = term_of(b);
+  Poly div, rest;
+  rest.constant = a.constant;
+  for (const auto& t : a.terms) {
+    Poly single;
+    single.terms.push_back(t);
+    if (auto q = divide_exactly(single, bt.factors, bt.coef)) {
+      div.constant = checked_add(div.constant, q->constant);
+      for (auto& x : q->terms) div.terms.push_back(x);
+    } else {
+      rest.terms.push_back(t);
+    }
+  }
+  return {div, rest};
+}
+
+}  // namespace
+
+bool provably_less(const Expr& a, const Expr& b) {
+  if (a.hi() < b.lo()) return true;
+  if ((b - a).lo() >= 1) return true;
+  if (a.op() == ExprOp::Mod && a.args()[1] == b && b.lo() > 0) return true;
+  if (a.lo() >= 0) {
+    if (auto ub = index_upper_bound(a); ub && *ub != a && (b - *ub).lo() >= 1) return true;
+  }
+  return false;
+}
+
 Expr floordiv(const Expr& a, const Expr& b) {
   if (b.is_const(0)) throw UserError("division by zero in size expression " + a.str() + " / 0");
   if (a.is_const() && b.is_const()) return Expr(floor_div(a.value(), b.value()));
@@ -400,15 +535,18 @@ Expr floordiv(const Expr& a, const Expr& b) {
     int64_t c = b.value();
     auto [div, rest] = split_divisible(to_poly(a), c);
     if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
-    if (a.lo() >= 0 && a.hi() < c) return Expr(0);
+    if (a.lo() >= 0 && provably_less(a, b)) return Expr(0);
     if (a.op() == ExprOp::FloorDiv && a.args()[1].is_const() && a.args()[1].value() > 0)
       return floordiv(a.args()[0], Expr(checked_mul(a.args()[1].value(), c)));
   } else if (!b.is_const()) {
     if (a == b && b.lo() > 0) return Expr(1);
-    Term t = term_of(b);
-    if (b.op() != ExprOp::Add)
-      if (auto q = divide_exactly(to_poly(a), t.factors, t.coef)) return from_poly(*q);
-    if (a.lo() >= 0 && b.lo() > 0 && a.hi() < b.lo()) return Expr(0);
+    if (b.op() != ExprOp::Add && b.lo() > 0) {
+      auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
+      if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
+    }
+    if (a.lo() >= 0 && b.lo() > 0 && provably_less(a, b)) return Expr(0);
+    if (a.op() == ExprOp::FloorDiv && a.args()[1].lo() > 0 && b.lo() > 0)
+      return floordiv(a.args()[0], a.args()[1] * b);
   }
   auto [lo, hi] = div_bounds(a, b, false);
   return make_binary(ExprOp::FloorDiv, a, b, lo, hi);
@@ -427,10 +565,12 @@ Expr ceildiv(const Expr& a, const Expr& b) {
     if (a.lo() > -c && a.hi() <= 0) return Expr(0);
   } else if (!b.is_const()) {
     if (a == b && b.lo() > 0) return Expr(1);
-    Term t = term_of(b);
-    if (b.op() != ExprOp::Add)
-      if (auto q = divide_exactly(to_poly(a), t.factors, t.coef)) return from_poly(*q);
-    if (b.lo() > 0 && a.lo() >= 1 && a.hi() <= b.lo()) return Expr(1);
+    if (b.op() != ExprOp::Add && b.lo() > 0) {
+      auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
+      if (has_divisible_part(div)) return from_poly(div) + ceildiv(from_poly(rest), b);
+    }
+    if (b.lo() > 0 && a.lo() >= 1 && (a.hi() <= b.lo() || provably_less(a - Expr(1), b)))
+      return Expr(1);
   }
   auto [lo, hi] = div_bounds(a, b, true);
   return make_binary(ExprOp::CeilDiv, a, b, lo, hi);
@@ -444,7 +584,7 @@ Expr mod(const Expr& a, const Expr& b) {
     int64_t c = b.value();
     auto [div, rest] = split_divisible(to_poly(a), c);
     if (has_divisible_part(div)) return mod(from_poly(rest), b);
-    if (a.lo() >= 0 && a.hi() < c) return a;
+    if (a.lo() >= 0 && provably_less(a, b)) return a;
     if (a.op() == ExprOp::Mod && a.args()[1].is_const() && a.args()[1].value() > 0 &&
         a.args()[1].value() % c == 0)
       return mod(a.args()[0], b);
@@ -454,9 +594,11 @@ Expr mod(const Expr& a, const Expr& b) {
   }
   if (!b.is_const()) {
     if (a == b) return Expr(0);
-    Term t = term_of(b);
-    if (b.op() != ExprOp::Add && divide_exactly(to_poly(a), t.factors, t.coef)) return Expr(0);
-    if (b.lo() > 0 && a.lo() >= 0 && a.hi() < b.lo()) return a;
+    if (b.op() != ExprOp::Add && b.lo() > 0) {
+      auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
+      if (has_divisible_part(div)) return mod(from_poly(rest), b);
+    }
+    if (b.lo() > 0 && a.lo() >= 0 && provably_less(a, b)) return a;
     if (b.lo() > 0) {
       int64_t hi = b.hi() == kPosInf ? kPosInf : b.hi() - 1;
       if (a.lo() >= 0) hi = std::min(hi, a.hi());

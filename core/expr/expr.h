@@ -48,11 +48,16 @@ class Expr {
 
   // A named symbol whose values lie in [lo, hi].
   static Expr symbol(const std::string& name, int64_t lo, int64_t hi);
+  // An index variable: a symbol whose values lie in [0, extent) for an expression `extent`
+  // (a loop or thread index over a symbolic extent). Knowing that i < extent lets divisions
+  // and modulos of linearized indices simplify (e.g. (b * S + s) % S == s).
+  static Expr index(const std::string& name, const Expr& extent);
 
   ExprOp op() const;
   bool is_const() const { return op() == ExprOp::Const; }
   bool is_const(int64_t v) const { return is_const() && value() == v; }
   bool is_symbol() const { return op() == ExprOp::Sym; }
+  bool is_index() const { return op() == ExprOp::Sym && !args().empty(); }
   int64_t value() const;            // Const: the value; Mul: coefficient; Add: constant addend
   const std::string& name() const;  // Sym
   const std::vector<Expr>& args() const;
@@ -105,6 +110,10 @@ struct ExprHash {
 inline bool provably_equal(const Expr& a, const Expr& b) {
   return a == b;
 }
+
+// True when a < b for every value of the symbols, as far as bounds, index variables' extents
+// and monotonicity show (false means "not proven").
+bool provably_less(const Expr& a, const Expr& b);
 
 // Symbols occurring in an expression, sorted by name, each once.
 std::vector<std::string> free_symbols(const Expr& e);

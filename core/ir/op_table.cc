@@ -39,9 +39,10 @@ std::vector<OpAttrSpec> parse_attr_spec(const char* spec) {
 
 std::vector<OpInfo> build_table() {
   std::vector<OpInfo> t;
-#define FUSERC_OP(kind, name, group, min_args, max_args, results, rule, attrs, ...)   \
-  t.push_back(OpInfo{OpKind::kind, name, OpGroup::group, min_args, max_args, results, \
-                     DtypeRule::rule, parse_attr_spec(attrs), make_ref<decltype(__VA_ARGS__)>()});
+#define FUSERC_OP(kind, name, group, min_args, max_args, results, rule, attrs, cuda, ...) \
+  t.push_back(OpInfo{OpKind::kind, name, OpGroup::group, min_args, max_args, results,     \
+                     DtypeRule::rule, parse_attr_spec(attrs), cuda,                       \
+                     make_ref<decltype(__VA_ARGS__)>()});
 #include "core/ir/ops.def"
 #undef FUSERC_OP
   for (size_t i = 0; i < t.size(); ++i)

@@ -69,6 +69,7 @@ struct OpInfo {
   int num_results;
   DtypeRule dtype_rule;
   std::vector<OpAttrSpec> attrs;
+  const char* cuda;  // CUDA expression template (see ops.def); "" when the op has none
   ReferenceFns ref;
 
   bool is_elementwise() const {

@@ -206,3 +206,52 @@ TEST_CASE("simplification preserves values (randomized)", "[expr]") {
     }
   }
 }
+
+TEST_CASE("index variables let linearized indices come apart again", "[expr]") {
+  const Expr B = Expr::symbol("B", 1, 64), S = Expr::symbol("S", 1, 4096);
+  const Expr b = Expr::index("b", B), s = Expr::index("s", S);
+  const Expr h = Expr::index("h", Expr(8)), d = Expr::index("d", Expr(64));
+  CHECK(s.lo() == 0);
+  CHECK(s.hi() == 4095);
+  Expr L = ((b * S + s) * 8 + h) * 64 + d;
+  CHECK(mod(L, Expr(512)) == h * 64 + d);
+  CHECK(mod(floordiv(L, Expr(512)), S) == s);
+  CHECK(floordiv(floordiv(L, Expr(512)), S) == b);
+  CHECK(floordiv(L, S * 512) == b);
+  CHECK(mod(b * S + s, S) == s);
+  CHECK(provably_less(s * 512 + h * 64 + d, S * 512));
+  CHECK_FALSE(provably_less(s * 512 + h * 64 + d, S * 511));
+  // Delinearizing and linearizing again gives the index back.
+  const Expr M = Expr::symbol("M", 1, 1000);
+  const Expr x = Expr::index("x", B * M);
+  CHECK(floordiv(x, M) * M + mod(x, M) == x);
+  CHECK(floordiv(x, Expr(16)) * 32 + mod(x, Expr(16)) * 2 == x * 2);
+  CHECK(floordiv(x, M) * M * 3 + mod(x, M) * 3 + 1 == x * 3 + 1);
+}
+
+TEST_CASE("index-variable simplification preserves values (randomized)", "[expr]") {
+  std::mt19937 rng(7);
+  const Expr S = Expr::symbol("S", 1, 50);
+  for (int trial = 0; trial < 2000; ++trial) {
+    int64_t e1 = 1 + rng() % 6, e2 = 1 + rng() % 6;
+    const Expr i = Expr::index("i", S), j = Expr::index("j", Expr(e1)),
+               k = Expr::index("k", Expr(e2));
+    // A linearization of (i, j, k) in [S, e1, e2], then a random delinearization.
+    Expr L = (i * e1 + j) * e2 + k;
+    int64_t div = 1 + rng() % 12;
+    Expr q = floordiv(L, Expr(div)), r = mod(L, Expr(div));
+    Expr qs = floordiv(L, S), rs = mod(L, S);
+    for (int n = 0; n < 4; ++n) {
+      int64_t sv = 1 + rng() % 50;
+      int64_t iv = rng() % sv, jv = rng() % e1, kv = rng() % e2;
+      std::map<std::string, int64_t> v = {{"S", sv}, {"i", iv}, {"j", jv}, {"k", kv}};
+      int64_t lv = (iv * e1 + jv) * e2 + kv;
+      INFO(L.str() << " div " << div << " S=" << sv);
+      REQUIRE(eval_with(q, v) == lv / div);
+      REQUIRE(eval_with(r, v) == lv % div);
+      REQUIRE(eval_with(qs, v) == lv / sv);
+      REQUIRE(eval_with(rs, v) == lv % sv);
+      REQUIRE(eval_with(q * div + r, v) == lv);
+    }
+  }
+}

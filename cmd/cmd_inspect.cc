@@ -1,0 +1,55 @@
+// `fuserc inspect PKG [--json] [--bind N=4096]`: what a package holds.
+#include <iostream>
+
+#include "cmd/commands.h"
+#include "cmd/symbol_bindings.h"
+#include "core/base/diagnostics.h"
+#include "runtime/executable.h"
+#include "runtime/package_report.h"
+
+namespace fuserc::cmd {
+
+void add_inspect_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "inspect",
+      "Describe a package: kernels, schedulers, architectures, registers and spills, "
+      "buffers, the run plan; every size as a formula over the symbols.");
+  struct Options {
+    std::string package, bind;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  sub->add_option("PACKAGE", o->package, "a package written by fuserc compile")->required();
+  sub->add_flag("--json", o->json, "print JSON (for scripts)");
+  sub->add_option("--bind", o->bind,
+                  "symbol values, e.g. N=4096,H=1024: also print the launch dimensions and "
+                  "buffer sizes they give");
+  sub->footer(
+      "Every byte of the package is verified first (structure, checksums, the hash of "
+      "each cubin, PTX and source).");
+  sub->callback([o] {
+    auto exe = Executable::load(o->package);
+    exe->package().verify_all();
+    std::shared_ptr<const Binding> bound;
+    if (!o->bind.empty()) {
+      auto given = parse_bindings(o->bind);
+      std::vector<int64_t> values;
+      const auto& m = exe->metadata();
+      for (const auto* s : *m.symbols()) {
+        auto it = given.find(s->name()->str());
+        if (it == given.end()) throw UsageError("--bind: no value for symbol " + s->name()->str());
+        values.push_back(it->second);
+        given.erase(it);
+      }
+      if (!given.empty())
+        throw UsageError("--bind: the package has no symbol " + given.begin()->first);
+      bound = exe->bind(values);
+    }
+    if (o->json)
+      std::cout << package_json(*exe, bound.get()).dump(2) << "\n";
+    else
+      std::cout << package_text(*exe, bound.get());
+  });
+}
+
+}  // namespace fuserc::cmd

@@ -1,0 +1,51 @@
+// `fuserc run PKG --inputs IN --outputs OUT [--emulate]`: execute a package.
+#include "cmd/commands.h"
+#include "core/base/diagnostics.h"
+#include "core/base/safetensors.h"
+#include "runtime/emulator_device.h"
+#include "runtime/executable.h"
+#include "runtime/run_package.h"
+
+namespace fuserc::cmd {
+
+void add_run_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "run",
+      "Load a package (no re-lowering, no recompiling) and execute its kernels on the "
+      "inputs: on the GPU, or with --emulate on the CPU.");
+  struct Options {
+    std::string package, inputs, outputs;
+    bool emulate = false;
+    bool verbose = false;
+  };
+  auto o = std::make_shared<Options>();
+  sub->add_option("PACKAGE", o->package, "a package written by fuserc compile")->required();
+  sub->add_option("--inputs", o->inputs, "safetensors file with one tensor per graph input")
+      ->required();
+  sub->add_option("--outputs", o->outputs, "safetensors file to write the outputs to")->required();
+  sub->add_flag("--emulate", o->emulate,
+                "run on the CPU: the package's own CUDA sources are compiled with the host C++ "
+                "compiler (cached) against fuserc's CUDA emulation and executed");
+  sub->add_flag("-v,--verbose", o->verbose, "print the host compiler commands (--emulate)");
+  sub->footer(
+      "--emulate needs a host C++ compiler (FUSERC_HOST_CXX, else c++); compiled kernels are\n"
+      "cached in FUSERC_CACHE_DIR (default ~/.cache/fuserc). FUSERC_EMU_THREADS sets how many\n"
+      "host threads run blocks. Nothing is written unless the run succeeds.");
+  sub->callback([o] {
+    auto exe = Executable::load(o->package);
+    TensorMap inputs = read_safetensors(o->inputs);
+    if (!o->emulate)
+      throw UserError(SourcePlace{o->package},
+                      "running on a GPU is not supported by this fuserc build yet; use --emulate "
+                      "to run the package's kernels on the CPU");
+    emu::BuildOptions bo;
+    bo.verbose = o->verbose;
+    EmulatorDevice device(bo);
+    auto outputs = run_package(*exe, device, inputs, o->inputs);
+    std::vector<std::pair<std::string, const HostTensor*>> list;
+    for (const auto& [name, t] : outputs) list.emplace_back(name, &t);
+    write_safetensors(o->outputs, list);
+  });
+}
+
+}  // namespace fuserc::cmd

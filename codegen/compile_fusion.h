@@ -1,0 +1,43 @@
+// Owns the compile pipeline from a parsed Fusion to compiled kernels, one stage after the
+// other (each named, timed and dumpable through the PassContext):
+//   presegmentation passes -> segment -> schedule + lower (per segment) -> emit -> nvrtc.
+// The result holds everything the package writer needs; nothing downstream re-lowers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_summary.h"
+#include "core/passes/pass_context.h"
+#include "core/segment/memory_plan.h"
+#include "core/segment/segmented_fusion.h"
+
+namespace fuserc {
+
+// One step of the run plan: launch the first kernel variant whose condition holds.
+struct LaunchStep {
+  int segment = 0;
+  std::vector<int> kernels;      // indices into CompiledFusion::kernels
+  std::vector<Expr> conditions;  // parallel to kernels; the last is always 1
+};
+
+struct CompiledFusion {
+  Fusion fusion;  // after the presegmentation passes
+  SegmentedFusion segmented;
+  MemoryPlan memory;
+  std::vector<KernelSummary> kernels;
+  std::vector<LaunchStep> plan;
+  std::vector<int> archs;
+  std::string nvrtc_version;
+};
+
+struct CompileOptions {
+  std::vector<int> archs = {80, 90};
+  int jobs = 1;
+  bool run_nvrtc = true;          // false: stop after emitting CUDA (tests, dumps)
+  std::string failure_dir = ".";  // where a kernel NVRTC rejects is saved
+};
+
+CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx);
+
+}  // namespace fuserc

@@ -1,0 +1,464 @@
+#include "codegen/cuda/cuda_emitter.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "core/base/diagnostics.h"
+#include "core/expr/expr_node.h"
+
+namespace fuserc::cuda {
+
+extern const char* const kPreambleText;  // generated from preamble.cuh (codegen/CMakeLists.txt)
+extern const char* const kPhiloxText;    // generated from core/base/philox_impl.h
+
+const std::string& preamble() {
+  static const std::string text = std::string(kPreambleText) +
+                                  "\n// ---- Philox4x32-10 (core/base/philox_impl.h)\n" +
+                                  kPhiloxText + "\n";
+  return text;
+}
+
+const char* c_type(kir::Type t) {
+  switch (t) {
+    case kir::Type::Bool:
+      return "bool";
+    case kir::Type::Int32:
+      return "int";
+    case kir::Type::Int64:
+      return "long long";
+    case kir::Type::Float:
+      return "float";
+    case kir::Type::Double:
+      return "double";
+    case kir::Type::Half:
+      return "__half";
+    case kir::Type::BFloat16:
+      return "__nv_bfloat16";
+    case kir::Type::UInt32:
+      return "unsigned int";
+    case kir::Type::UInt64:
+      return "unsigned long long";
+  }
+  FUSERC_UNREACHABLE("bad kernel type");
+}
+
+std::string param_c_type(const kir::Param& p) {
+  if (p.kind == kir::Param::Kind::Scalar) return c_type(p.type);
+  std::string s = p.is_const ? "const " : "";
+  s += c_type(kir::storage_type_of(p.dtype));
+  s += "*";
+  if (p.restrict) s += " __restrict__";
+  return s;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- index arithmetic
+
+enum Prec { kSelect = 1, kOr = 2, kCompare = 3, kAdd = 4, kMul = 5, kAtom = 6 };
+
+class IndexPrinter {
+ public:
+  explicit IndexPrinter(kir::Type index_type) : index64_(index_type == kir::Type::Int64) {}
+
+  std::string print(const Expr& e, int min_prec = kSelect) const {
+    int p = 0;
+    std::string s = body(e, p);
+    return p < min_prec ? "(" + s + ")" : s;
+  }
+
+ private:
+  bool index64_;
+
+  std::string constant(int64_t v) const {
+    if (!index64_) {
+      FUSERC_CHECK(
+          v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
+          "constant " + std::to_string(v) + " in a 32-bit index expression");
+      if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+      return std::to_string(v);
+    }
+    if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
+    if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min())
+      return std::to_string(v) + "LL";
+    return std::to_string(v);
+  }
+
+  std::string symbol(const Expr& e) const {
+    // CUDA's builtin indices are unsigned: convert them to the index type.
+    if (e.name().find('.') != std::string::npos)
+      return std::string(index64_ ? "(long long)" : "(int)") + e.name();
+    return e.name();
+  }
+
+  bool nonnegative(const Expr& e) const { return e.lo() >= 0; }
+
+  std::string term(const Expr& t, bool& negative) const {
+    negative = false;
+    if (t.op() != ExprOp::Mul) return print(t, kMul);
+    std::string s;
+    for (const auto& f : t.args()) s += (s.empty() ? "" : " * ") + print(f, kMul + 1);
+    int64_t c = t.value();
+    negative = c < 0;
+    uint64_t mag = c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+    if (mag != 1) s += " * " + constant(static_cast<int64_t>(mag));
+    return s;
+  }
+
+  std::string body(const Expr& e, int& prec) const {
+    prec = kAtom;
+    switch (e.op()) {
+      case ExprOp::Const:
+        if (e.value() < 0) prec = kMul;
+        return constant(e.value());
+      case ExprOp::Sym:
+        return symbol(e);
+      case ExprOp::Mul: {
+        prec = kMul;
+        bool neg;
+        std::string s = term(e, neg);
+        return neg ? "-" + s : s;
+      }
+      case ExprOp::Add: {
+        prec = kAdd;
+        std::string s;
+        for (const auto& t : e.args()) {
+          bool neg;
+          std::string ts = term(t, neg);
+          if (s.empty())
+            s = neg ? "-" + ts : ts;
+          else
+            s += (neg ? " - " : " + ") + ts;
+        }
+        int64_t c = e.value();
+        if (c > 0) s += " + " + constant(c);
+        if (c < 0) s += " - " + constant(-c);
+        return s;
+      }
+      case ExprOp::FloorDiv:
+      case ExprOp::Mod: {
+        const Expr& a = e.args()[0];
+        const Expr& b = e.args()[1];
+        bool div = e.op() == ExprOp::FloorDiv;
+        if (nonnegative(a) && b.lo() > 0) {
+          prec = kMul;
+          return print(a, kMul) + (div ? " / " : " % ") + print(b, kMul + 1);
+        }
+        return std::string(div ? "fz_floordiv(" : "fz_floormod(") + print(a) + ", " + print(b) +
+               ")";
+      }
+      case ExprOp::CeilDiv: {
+        const Expr& a = e.args()[0];
+        const Expr& b = e.args()[1];
+        if (nonnegative(a) && b.lo() > 0) {
+          prec = kMul;
+          return "(" + print(a, kAdd) + " + " + print(b, kAdd + 1) + " - 1) / " +
+                 print(b, kMul + 1);
+        }
+        return "fz_ceildiv(" + print(a) + ", " + print(b) + ")";
+      }
+      case ExprOp::Min:
+        return "min(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
+      case ExprOp::Max:
+        return "max(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
+      case ExprOp::Lt:
+      case ExprOp::Le:
+      case ExprOp::Eq:
+      case ExprOp::Ne: {
+        prec = kCompare;
+        const char* op = e.op() == ExprOp::Lt   ? " < "
+                         : e.op() == ExprOp::Le ? " <= "
+                         : e.op() == ExprOp::Eq ? " == "
+                                                : " != ";
+        return print(e.args()[0], kAdd) + op + print(e.args()[1], kAdd);
+      }
+      case ExprOp::Select:
+        prec = kSelect;
+        return print(e.args()[0], kCompare) + " ? " + print(e.args()[1], kOr) + " : " +
+               print(e.args()[2], kSelect);
+    }
+    FUSERC_UNREACHABLE("bad expression op");
+  }
+};
+
+// ---------------------------------------------------------------- values
+
+std::string float_literal(double v, bool single) {
+  if (std::isnan(v))
+    return single ? "__int_as_float(0x7fffffff)" : "__longlong_as_double(0x7fffffffffffffffLL)";
+  if (std::isinf(v)) {
+    if (single) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+    return v > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                 : "__longlong_as_double(0xfff0000000000000LL)";
+  }
+  char buf[64];
+  std::to_chars_result r;
+  if (single)
+    r = std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  else
+    r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return single ? s + "f" : s;
+}
+
+class ValuePrinter {
+ public:
+  explicit ValuePrinter(kir::Type index_type) : index_(index_type) {}
+
+  std::string print(const kir::ValuePtr& v) const {
+    using K = kir::Value::Kind;
+    switch (v->kind) {
+      case K::Ref:
+        return v->name;
+      case K::Literal:
+        return literal(v->literal, v->type);
+      case K::Index:
+        return index_.print(v->index);
+      case K::Load:
+        return from_storage(v->name + "[" + index_.print(v->index) + "]", v->dtype);
+      case K::Lane:
+        return from_storage(v->name + ".v[" + index_.print(v->index) + "]", v->dtype);
+      case K::Op:
+        return op(*v);
+      case K::Convert:
+        return convert(print(v->operands[0]), v->dtype, v->to);
+      case K::Call: {
+        std::string s = v->name + "(";
+        for (size_t i = 0; i < v->operands.size(); ++i)
+          s += (i ? ", " : "") + print(v->operands[i]);
+        return s + ")";
+      }
+      case K::And: {
+        std::string s;
+        for (const auto& o : v->operands) s += (s.empty() ? "" : " && ") + wrap(o);
+        return s;
+      }
+      case K::Select:
+        return "(" + print(v->operands[0]) + " ? " + print(v->operands[1]) + " : " +
+               print(v->operands[2]) + ")";
+    }
+    FUSERC_UNREACHABLE("bad value kind");
+  }
+
+  static std::string from_storage(const std::string& x, DType dtype) {
+    if (dtype == DType::F16) return "__half2float(" + x + ")";
+    if (dtype == DType::BF16) return "__bfloat162float(" + x + ")";
+    return x;
+  }
+
+  static std::string to_storage(const std::string& x, DType dtype) {
+    if (dtype == DType::F16) return "__float2half_rn(" + x + ")";
+    if (dtype == DType::BF16) return "__float2bfloat16_rn(" + x + ")";
+    return x;
+  }
+
+ private:
+  IndexPrinter index_;
+
+  // Parenthesized unless it is a simple token or a call.
+  std::string wrap(const kir::ValuePtr& v) const {
+    std::string s = print(v);
+    if (v->kind == kir::Value::Kind::Index && v->index.op() >= ExprOp::Lt) return "(" + s + ")";
+    return s;
+  }
+
+  static std::string literal(const fuserc::Literal& l, kir::Type t) {
+    switch (t) {
+      case kir::Type::Bool:
+        return l.as_bool() ? "true" : "false";
+      case kir::Type::Float:
+        return float_literal(l.as_double(), true);
+      case kir::Type::Double:
+        return float_literal(l.as_double(), false);
+      case kir::Type::Int32: {
+        int64_t v = static_cast<int32_t>(static_cast<uint32_t>(l.as_int()));
+        if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+        return std::to_string(v);
+      }
+      case kir::Type::Int64: {
+        int64_t v = l.as_int();
+        if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
+        return std::to_string(v) + "LL";
+      }
+      default:
+        break;
+    }
+    FUSERC_UNREACHABLE("literal of a storage type");
+  }
+
+  std::string op(const kir::Value& v) const {
+    const OpInfo& info = op_info(v.op);
+    std::string tmpl = info.cuda;
+    FUSERC_CHECK(!tmpl.empty(), std::string("op ") + info.name + " has no CUDA spelling");
+    bool single = compute_type(v.dtype) == ComputeType::F32;
+    std::string out;
+    for (size_t i = 0; i < tmpl.size(); ++i) {
+      if (tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}') {
+        char c = tmpl[i + 1];
+        if (c == 'f') {
+          if (single) out += 'f';
+        } else {
+          size_t k = static_cast<size_t>(c - '0');
+          FUSERC_CHECK(k < v.operands.size(), std::string("op template of ") + info.name);
+          out += print(v.operands[k]);
+        }
+        i += 2;
+      } else {
+        out += tmpl[i];
+      }
+    }
+    return out;
+  }
+
+  // The contract's conversions (HostTensor's store rules).
+  static std::string convert(const std::string& x, DType from, DType to) {
+    ComputeType cf = compute_type(from);
+    switch (to) {
+      case DType::Bool:
+        return cf == ComputeType::Bool ? x : "(" + x + " != 0)";
+      case DType::F16:
+      case DType::BF16: {
+        std::string f = cf == ComputeType::F32 ? x : "(float)" + x;
+        return to == DType::F16 ? "__half2float(__float2half_rn(" + f + "))"
+                                : "__bfloat162float(__float2bfloat16_rn(" + f + "))";
+      }
+      case DType::F32:
+        return cf == ComputeType::F32 ? x : "(float)" + x;
+      case DType::F64:
+        return cf == ComputeType::F64 ? x : "(double)" + x;
+      case DType::I32:
+        if (cf == ComputeType::F32) return "__float2int_rz(" + x + ")";
+        if (cf == ComputeType::F64) return "__double2int_rz(" + x + ")";
+        return from == DType::I32 ? x : "(int)" + x;
+      case DType::I64:
+        if (cf == ComputeType::F32) return "__float2ll_rz(" + x + ")";
+        if (cf == ComputeType::F64) return "__double2ll_rz(" + x + ")";
+        return from == DType::I64 ? x : "(long long)" + x;
+    }
+    FUSERC_UNREACHABLE("bad dtype");
+  }
+};
+
+// ---------------------------------------------------------------- statements
+
+class StmtPrinter {
+ public:
+  explicit StmtPrinter(kir::Type index_type) : values_(index_type), index_(index_type) {}
+
+  void block(const kir::Block& b, int depth, std::ostringstream& out) const {
+    for (const auto& s : b) stmt(s, depth, out);
+  }
+
+ private:
+  ValuePrinter values_;
+  IndexPrinter index_;
+
+  static std::string vec_type(DType dtype, int width) {
+    return std::string("fz_vec<") + c_type(kir::storage_type_of(dtype)) + ", " +
+           std::to_string(width) + ">";
+  }
+
+  void stmt(const kir::Stmt& s, int depth, std::ostringstream& out) const {
+    std::string pad(depth * 2, ' ');
+    using K = kir::Stmt::Kind;
+    switch (s.kind) {
+      case K::Let:
+        out << pad << "const " << c_type(s.type) << " " << s.name << " = " << values_.print(s.value)
+            << ";\n";
+        break;
+      case K::Declare:
+        out << pad << c_type(s.type) << " " << s.name << ";\n";
+        break;
+      case K::Assign:
+        out << pad << s.name << " = " << values_.print(s.value) << ";\n";
+        break;
+      case K::Store:
+        out << pad << s.buffer << "[" << index_.print(s.index)
+            << "] = " << ValuePrinter::to_storage(values_.print(s.value), s.dtype) << ";\n";
+        break;
+      case K::VecDeclare:
+        out << pad << vec_type(s.dtype, s.width) << " " << s.name << ";\n";
+        break;
+      case K::VecLoad:
+        out << pad << "const " << vec_type(s.dtype, s.width) << " " << s.name
+            << " = *reinterpret_cast<const " << vec_type(s.dtype, s.width) << "*>(" << s.buffer
+            << " + " << index_.print(s.index, kAdd + 1) << ");\n";
+        break;
+      case K::VecStore:
+        out << pad << "*reinterpret_cast<" << vec_type(s.dtype, s.width) << "*>(" << s.buffer
+            << " + " << index_.print(s.index, kAdd + 1) << ") = " << s.name << ";\n";
+        break;
+      case K::LaneStore:
+        out << pad << s.name << ".v[" << index_.print(s.index)
+            << "] = " << ValuePrinter::to_storage(values_.print(s.value), s.dtype) << ";\n";
+        break;
+      case K::If: {
+        std::string cond = values_.print(s.cond);
+        if (s.orelse.empty() && s.body.size() == 1 && s.body[0].kind == K::Return) {
+          out << pad << "if (" << cond << ") return;\n";
+          break;
+        }
+        out << pad << "if (" << cond << ") {\n";
+        block(s.body, depth + 1, out);
+        if (!s.orelse.empty()) {
+          out << pad << "} else {\n";
+          block(s.orelse, depth + 1, out);
+        }
+        out << pad << "}\n";
+        break;
+      }
+      case K::For:
+        if (s.unroll) out << pad << "#pragma unroll\n";
+        out << pad << "for (" << c_type(s.type) << " " << s.name << " = " << index_.print(s.begin)
+            << "; " << s.name << " < " << index_.print(s.end, kAdd) << "; "
+            << (s.step.is_const(1) ? "++" + s.name : s.name + " += " + index_.print(s.step))
+            << ") {\n";
+        block(s.body, depth + 1, out);
+        out << pad << "}\n";
+        break;
+      case K::Return:
+        out << pad << "return;\n";
+        break;
+      case K::Comment:
+        out << pad << "// " << s.text << "\n";
+        break;
+    }
+  }
+};
+
+}  // namespace
+
+std::string emit_kernel(const kir::Kernel& k) {
+  std::ostringstream out;
+  for (const auto& line : k.header_comment) out << "// " << line << "\n";
+  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
+                     std::to_string(k.max_threads) + ") " + k.name + "(";
+  std::vector<std::string> params;
+  size_t total = head.size();
+  for (const auto& p : k.params) {
+    params.push_back(param_c_type(p) + " " + p.name);
+    total += params.back().size() + 2;
+  }
+  out << head;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (total > 100)
+      out << (i ? ",\n    " : "\n    ") << params[i];
+    else
+      out << (i ? ", " : "") << params[i];
+  }
+  out << ") {\n";
+  StmtPrinter(k.index_type).block(k.body, 1, out);
+  out << "}\n";
+  return out.str();
+}
+
+std::string emit_source(const kir::Kernel& kernel) {
+  return preamble() + "\n" + emit_kernel(kernel);
+}
+
+}  // namespace fuserc::cuda

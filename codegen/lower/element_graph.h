@@ -1,0 +1,81 @@
+// Owns index propagation: the value of any fusion value at given coordinates, expressed as a
+// small graph of element computations whose leaves are loads from global memory at an offset
+// (an Expr over the coordinates), scalar parameters, literals, iota and random draws. View ops
+// (broadcast, expand, permute, reshape, squeeze, unsqueeze, slice) become index arithmetic;
+// pad and cat become conditions on the coordinates. No buffer is ever needed for a view.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/fusion.h"
+
+namespace fuserc::lower {
+
+struct ENode {
+  enum class Kind : uint8_t {
+    Load,     // input `value` at element `offset`
+    Scalar,   // the scalar input `value` (a kernel parameter)
+    Literal,  // `literal`
+    Op,       // elementwise `op` of args (each already of the computation's compute type)
+    Convert,  // args[0] converted to `dtype` (cast semantics)
+    Cond,     // every `predicate` holds ? args[0] : args[1]  (evaluated lazily)
+    Iota,     // start + step * index
+    Rand,     // `op` (Rand or Randn) of seed args[0] and offset args[1] at linear `index`
+  };
+  Kind kind = Kind::Literal;
+  DType dtype = DType::F32;        // the dtype of the result
+  ValueId value = kNoValue;        // Load/Scalar: the input; otherwise the fusion value it computes
+  Expr offset;                     // Load
+  fuserc::Literal literal;         // Literal
+  OpKind op = OpKind::Add;         // Op, Rand
+  DType computation = DType::F32;  // Op: the dtype its operands are combined in
+  std::vector<int> args;
+  std::vector<Expr> predicate;  // Cond
+  Expr index;                   // Iota, Rand
+  fuserc::Literal start, step;  // Iota
+};
+
+class ElementGraph {
+ public:
+  // `memory_values` are the values read from global memory (the segment's inputs).
+  ElementGraph(const Fusion& f, const std::vector<ValueId>& memory_values);
+
+  // The node computing value `v` at `coords` (one Expr per dimension of v).
+  int value_at(ValueId v, const std::vector<Expr>& coords);
+
+  const ENode& node(int id) const { return nodes_[id]; }
+  const std::vector<ENode>& nodes() const { return nodes_; }
+
+  // Element offset of `coords` in a value read from memory (its strides, or contiguous).
+  Expr memory_offset(ValueId v, const std::vector<Expr>& coords) const;
+
+ private:
+  const Fusion& f_;
+  std::vector<bool> in_memory_;
+  std::vector<ENode> nodes_;
+  struct KeyLess {
+    bool operator()(const std::pair<ValueId, std::vector<Expr>>& a,
+                    const std::pair<ValueId, std::vector<Expr>>& b) const;
+  };
+  std::map<std::pair<ValueId, std::vector<Expr>>, int, KeyLess> memo_;
+
+  int add(ENode n);
+  int compute(ValueId v, const std::vector<Expr>& coords);
+  int promote(int node, DType computation);  // operand in the computation's compute type
+  int literal(const fuserc::Literal& l, DType dtype);
+  int elementwise(const Op& op, const Value& out, const std::vector<Expr>& coords);
+  int view(const Op& op, const Value& out, const std::vector<Expr>& coords);
+};
+
+// Row-major linear index of `coords` in `shape`, and back (successive division).
+Expr linearize(const std::vector<Expr>& coords, const std::vector<Expr>& shape);
+std::vector<Expr> delinearize(const Expr& linear, const std::vector<Expr>& shape);
+
+// Coordinates of a broadcast operand of `shape` inside a result of rank coords.size():
+// aligned on the right, literal-1 extents read coordinate 0.
+std::vector<Expr> broadcast_coords(const std::vector<Expr>& coords, const std::vector<Expr>& shape);
+
+}  // namespace fuserc::lower

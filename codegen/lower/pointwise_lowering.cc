@@ -1,0 +1,525 @@
+#include "codegen/lower/pointwise_lowering.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "codegen/lower/element_emitter.h"
+#include "codegen/lower/element_graph.h"
+#include "core/base/diagnostics.h"
+
+namespace fuserc::lower {
+namespace {
+
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridY = 65535;
+
+// Substitutes the graph's coordinate variables.
+Expr subst(const Expr& e, const std::map<std::string, Expr>& m) {
+  return substitute(e, [&](const std::string& s) -> std::optional<Expr> {
+    auto it = m.find(s);
+    if (it == m.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::map<std::string, Expr> coord_map(const std::vector<Expr>& coords,
+                                      const std::vector<Expr>& values) {
+  std::map<std::string, Expr> m;
+  for (size_t k = 0; k < coords.size(); ++k) m[coords[k].name()] = values[k];
+  return m;
+}
+
+// How an access behaves over the lanes of a vector: the same element, consecutive elements,
+// or anything else.
+enum class LaneAccess { Invariant, Contiguous, Other };
+
+LaneAccess lane_access(const Expr& offset, const Expr& lane) {
+  Expr at0 = substitute(offset, [&](const std::string& s) -> std::optional<Expr> {
+    if (s == lane.name()) return Expr(0);
+    return std::nullopt;
+  });
+  Expr diff = offset - at0;
+  if (diff.is_const(0)) return LaneAccess::Invariant;
+  if (diff == lane) return LaneAccess::Contiguous;
+  return LaneAccess::Other;
+}
+
+Expr lane_zero(const Expr& offset, const Expr& lane) {
+  return substitute(offset, [&](const std::string& s) -> std::optional<Expr> {
+    if (s == lane.name()) return Expr(0);
+    return std::nullopt;
+  });
+}
+
+// The number of elements an access to `v` can reach: numel, or with strides the largest
+// offset plus one.
+Expr addressable_extent(const Value& v) {
+  if (v.strides.empty()) return v.numel();
+  Expr last(0);
+  for (size_t d = 0; d < v.shape.size(); ++d) last = last + (v.shape[d] - 1) * v.strides[d];
+  return last + 1;
+}
+
+std::string op_listing(const Fusion& f, const Segment& s) {
+  std::string out;
+  for (int k : s.ops) {
+    const Op& op = f.ops[k];
+    std::string args;
+    for (const auto& a : op.args)
+      args +=
+          (args.empty() ? "" : ", ") + (a.is_literal() ? a.literal.str() : f.value(a.value).name);
+    std::string outs;
+    for (ValueId o : op.outs) outs += (outs.empty() ? "" : ", ") + f.value(o).name;
+    std::string name = op.kind == OpKind::GeluTanh ? "gelu_tanh" : op_name(op.kind);
+    out += (out.empty() ? "" : "; ") + outs + " = " + name + "(" + args + ")";
+  }
+  return out;
+}
+
+// An index condition as a kernel value, or nothing when it always holds. `always_false` is
+// set when it never holds.
+std::optional<kir::ValuePtr> condition(const Expr& e, bool* always_false = nullptr) {
+  if (e.is_const()) {
+    if (always_false && e.value() == 0) *always_false = true;
+    return std::nullopt;
+  }
+  return kir::index_value(e, kir::Type::Bool);
+}
+
+// `body` guarded by `cond` (inline when it always holds, nothing when it never does).
+void append_guarded(kir::Block& out, const Expr& cond, kir::Block body) {
+  if (cond.is_const(0)) return;
+  if (cond.is_const()) {
+    for (auto& s : body) out.push_back(std::move(s));
+    return;
+  }
+  out.push_back(kir::if_then(kir::index_value(cond, kir::Type::Bool), std::move(body)));
+}
+
+// Names of the kernel's index locals, chosen so that no graph name is shadowed.
+struct IndexNames {
+  std::string base, i, lane, row, col, x;
+};
+
+struct Plan {
+  bool row = false;    // row layout (else flat)
+  bool two_d = false;  // 2-D grid (row layout only)
+  int vector = 1;
+};
+
+class PointwiseLowering {
+ public:
+  PointwiseLowering(const Fusion& f, const Segment& s, const PointwiseParams& p,
+                    const HeuristicHints& hints)
+      : f_(f), seg_(s), params_(p), hints_(hints), graph_(f, s.inputs) {
+    domain_ = f.value(s.outputs[0]).shape;
+    numel_ = product(domain_);
+    for (size_t k = 0; k < domain_.size(); ++k)
+      coords_.push_back(Expr::index("fz_c" + std::to_string(k), domain_[k]));
+    for (ValueId o : s.outputs) outputs_.emplace_back(o, graph_.value_at(o, coords_));
+    for (size_t id = 0; id < graph_.nodes().size(); ++id)
+      if (graph_.node(id).kind == ENode::Kind::Load) loads_.push_back(static_cast<int>(id));
+  }
+
+  std::vector<LoweredKernel> run(const std::string& name) {
+    plan_ = choose_plan();
+    Expr max_index = numel_;
+    for (ValueId v : seg_.inputs)
+      if (!f_.value(v).scalar_input) max_index = max(max_index, addressable_extent(f_.value(v)));
+    int64_t margin = int64_t{params_.block} * plan_.vector * 2;
+    int64_t limit = int64_t{2147483647} - margin;
+    bool need32 = max_index.lo() <= limit;
+    bool need64 = max_index.hi() > limit;
+    std::vector<LoweredKernel> out;
+    if (need32) {
+      out.push_back(build(need64 ? name + "_i32" : name, false));
+      if (need64) {
+        out.back().selected_when = le(max_index, Expr(limit));
+        out.back().summary.guards.push_back(
+            {KernelGuard::Kind::IndexWidth, le(max_index, Expr(limit)),
+             "kernel " + out.back().summary.name + " uses 32-bit indexing"});
+      }
+    }
+    if (need64) out.push_back(build(need32 ? name + "_i64" : name, true));
+    return out;
+  }
+
+ private:
+  const Fusion& f_;
+  const Segment& seg_;
+  const PointwiseParams& params_;
+  const HeuristicHints& hints_;
+  ElementGraph graph_;
+  std::vector<Expr> domain_;
+  Expr numel_;
+  std::vector<Expr> coords_;
+  std::vector<std::pair<ValueId, int>> outputs_;
+  std::vector<int> loads_;
+  Plan plan_;
+  IndexNames ix_;
+
+  Expr last_extent() const { return domain_.back(); }
+  Expr rows() const { return product(std::vector<Expr>(domain_.begin(), domain_.end() - 1)); }
+
+  // Coordinates of the lanes of a vector starting at linear index `base` (flat layout) or at
+  // (row, xl) (row layout).
+  std::vector<Expr> flat_coords(const Expr& linear) const { return delinearize(linear, domain_); }
+  std::vector<Expr> row_coords(const Expr& row, const Expr& x) const {
+    std::vector<Expr> c = delinearize(row, std::vector<Expr>(domain_.begin(), domain_.end() - 1));
+    c.push_back(x);
+    return c;
+  }
+
+  int count_vectorizable(const std::vector<Expr>& lane_coords, const Expr& lane) const {
+    auto m = coord_map(coords_, lane_coords);
+    int n = 0;
+    for (int id : loads_)
+      if (lane_access(subst(graph_.node(id).offset, m), lane) == LaneAccess::Contiguous) ++n;
+    return n;
+  }
+
+  Plan choose_plan() const {
+    Plan p;
+    p.vector = params_.max_vector;
+    if (domain_.empty()) {
+      p.vector = 1;
+      return p;
+    }
+    Expr lane = Expr::index("v", Expr(p.vector));
+    Expr base = Expr::index("base", numel_);
+    int flat = count_vectorizable(flat_coords(base + lane), lane);
+    int row = -1;
+    if (domain_.size() >= 2) {
+      Expr r = Expr::index("row", rows());
+      Expr xl = Expr::index("xl", last_extent());
+      row = count_vectorizable(row_coords(r, xl + lane), lane);
+    }
+    p.row = row > flat;
+    if (p.row && last_extent().is_const()) {
+      while (p.vector > 1 && last_extent().value() % p.vector != 0) p.vector /= 2;
+    }
+    if (!p.row && numel_.is_const()) {
+      while (p.vector > 1 && numel_.value() < p.vector) p.vector /= 2;
+    }
+    p.two_d = p.row && hints_.value_of(last_extent()) >= int64_t{params_.block} * p.vector;
+    return p;
+  }
+
+  // ---------------------------------------------------------------- kernel
+
+  LoweredKernel build(const std::string& name, bool index64) {
+    LoweredKernel lk;
+    KernelSummary& ks = lk.summary;
+    kir::Kernel& k = lk.kernel;
+    k.name = name;
+    k.max_threads = params_.block;
+    k.index_type = index64 ? kir::Type::Int64 : kir::Type::Int32;
+    ks.name = name;
+    ks.scheduler = SchedulerKind::Pointwise;
+    ks.index64 = index64;
+
+    NameTable names;
+    for (const auto& s : f_.symbols) names.reserve(s.name);
+    std::map<ValueId, std::string> param_name;
+    for (ValueId v : seg_.inputs) param_name[v] = names.fresh(f_.value(v).name);
+    for (ValueId v : seg_.outputs) param_name[v] = names.fresh(f_.value(v).name);
+    auto param_of = [&](ValueId v) { return param_name.at(v); };
+    ix_ = IndexNames{names.fresh("base"), names.fresh("i"),   names.fresh("lane"),
+                     names.fresh("row"),  names.fresh("col"), names.fresh("j")};
+
+    k.body = plan_.two_d ? body_2d(names, param_of, k.index_type)
+                         : body_1d(names, param_of, k.index_type);
+
+    // Parameters: tensors read, scalars, tensors written, then the symbols used.
+    std::set<ValueId> aliased;
+    for (const auto& [o, in] : f_.aliases) aliased.insert(o), aliased.insert(in);
+    auto add_tensor = [&](ValueId v, bool written) {
+      const Value& val = f_.value(v);
+      kir::Param p;
+      p.name = param_name.at(v);
+      KernelArg arg;
+      arg.name = p.name;
+      arg.value = v;
+      arg.dtype = val.dtype;
+      if (val.scalar_input) {
+        p.kind = kir::Param::Kind::Scalar;
+        p.dtype = val.dtype;
+        p.type = kir::compute_type_of(val.dtype);
+        arg.role = KernelArg::Role::Scalar;
+      } else {
+        p.kind = kir::Param::Kind::Pointer;
+        p.dtype = val.dtype;
+        p.is_const = !written;
+        arg.role = written ? KernelArg::Role::Output : KernelArg::Role::Input;
+      }
+      k.params.push_back(p);
+      ks.args.push_back(arg);
+    };
+    for (ValueId v : seg_.inputs)
+      if (!f_.value(v).scalar_input) add_tensor(v, false);
+    for (ValueId v : seg_.inputs)
+      if (f_.value(v).scalar_input) add_tensor(v, false);
+    for (ValueId v : seg_.outputs) add_tensor(v, true);
+    std::set<std::string> used = kir::symbols_used(k.body);
+    for (const auto& s : f_.symbols) {
+      if (!used.count(s.name)) continue;
+      kir::Param p;
+      p.name = s.name;
+      p.kind = kir::Param::Kind::Scalar;
+      p.type = k.index_type;
+      p.dtype = index64 ? DType::I64 : DType::I32;
+      k.params.push_back(p);
+      KernelArg arg;
+      arg.name = s.name;
+      arg.role = KernelArg::Role::Symbol;
+      arg.symbol = s.name;
+      arg.dtype = p.dtype;
+      ks.args.push_back(arg);
+    }
+    // An output written in place shares its buffer with an input: neither may be __restrict__.
+    for (size_t i = 0; i < ks.args.size(); ++i)
+      if (ks.args[i].value != kNoValue && aliased.count(ks.args[i].value))
+        k.params[i].restrict = false;
+
+    // Launch configuration.
+    int per_block = params_.block * plan_.vector;
+    ks.block[0] = Expr(params_.block);
+    if (plan_.two_d) {
+      ks.grid[0] = ceildiv(last_extent(), Expr(per_block));
+      ks.grid[1] = min(rows(), Expr(kMaxGridY));
+    } else {
+      ks.grid[0] = ceildiv(numel_, Expr(per_block));
+    }
+    ks.guards.push_back({KernelGuard::Kind::LaunchLimit, le(ks.grid[0], Expr(kMaxGridX)),
+                         "kernel " + name + " would need more than 2^31 - 1 blocks"});
+    ks.scheduler_params = {{"block", std::to_string(params_.block)},
+                           {"vector", std::to_string(plan_.vector)},
+                           {"layout", plan_.row ? (plan_.two_d ? "row-2d" : "row") : "flat"},
+                           {"index", index64 ? "64-bit" : "32-bit"}};
+    for (const auto& n : graph_.nodes())
+      if (n.kind == ENode::Kind::Rand) ks.uses_rng = true;
+    ks.comment = op_listing(f_, seg_);
+
+    k.header_comment = {
+        "fuserc: graph '" + f_.name + "', kernel " + name + " (pointwise)",
+        "computes: " + ks.comment,
+        "domain " + shape_to_string(domain_) + ", " +
+            (plan_.row ? (plan_.two_d ? "2-D grid over rows" : "vectors within rows") : "flat") +
+            ", vector " + std::to_string(plan_.vector) + ", block " +
+            std::to_string(params_.block) + ", " + (index64 ? "64" : "32") + "-bit indexing"};
+    return lk;
+  }
+
+  // Stores of every output at the path's coordinates (scalar path).
+  void emit_element(ElementEmitter& em, kir::Block& b, const std::map<std::string, Expr>& m,
+                    const std::function<std::string(ValueId)>& param_of) {
+    for (const auto& [o, node] : outputs_) {
+      kir::ValuePtr v = em.emit(node, b);
+      b.push_back(
+          kir::store(param_of(o), subst(linearize(coords_, domain_), m), f_.value(o).dtype, v));
+    }
+  }
+
+  // The vector path at lane coordinates `m` (which use `lane`), or nothing when it cannot
+  // help. `extra` are conditions of the layout (whole vector inside the domain or the row).
+  std::optional<kir::Block> vector_path(NameTable& names,
+                                        const std::function<std::string(ValueId)>& param_of,
+                                        kir::Type index_type, const std::map<std::string, Expr>& m,
+                                        const Expr& lane, std::vector<kir::ValuePtr> conds) {
+    int width = plan_.vector;
+    if (width <= 1) return std::nullopt;
+    auto offset_of = [&](int id) { return subst(graph_.node(id).offset, m); };
+    kir::Block pre;
+    std::map<int, std::string> vector_loads;
+    std::map<std::pair<ValueId, Expr>, std::string,
+             std::function<bool(const std::pair<ValueId, Expr>&, const std::pair<ValueId, Expr>&)>>
+        by_address([](const auto& a, const auto& b) {
+          if (a.first != b.first) return a.first < b.first;
+          return compare(a.second, b.second) < 0;
+        });
+    for (int id : loads_) {
+      Expr off = offset_of(id);
+      if (lane_access(off, lane) != LaneAccess::Contiguous) continue;
+      const ENode& n = graph_.node(id);
+      Expr off0 = lane_zero(off, lane);
+      auto key = std::make_pair(n.value, off0);
+      auto it = by_address.find(key);
+      if (it == by_address.end()) {
+        std::string vec = names.fresh(f_.value(n.value).name + "_vec");
+        pre.push_back(kir::vec_load(vec, param_of(n.value), off0, n.dtype, width));
+        conds.push_back(kir::call(
+            "fz_is_aligned<" + std::to_string(width * dtype_size(n.dtype)) + ">", kir::Type::Bool,
+            {kir::ref(param_of(n.value), kir::Type::UInt64), kir::index_value(off0, index_type)}));
+        it = by_address.emplace(key, vec).first;
+      }
+      vector_loads[id] = it->second;
+    }
+    ElementEmitter em(
+        f_, graph_, names, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
+    em.set_lane(lane, &pre, vector_loads);
+    kir::Block lane_body, decls, stores;
+    em.begin_scope(lane_body);
+    Expr out_off = subst(linearize(coords_, domain_), m);
+    Expr out0 = lane_zero(out_off, lane);
+    FUSERC_CHECK(lane_access(out_off, lane) == LaneAccess::Contiguous,
+                 "pointwise outputs must be contiguous along the lanes");
+    for (const auto& [o, node] : outputs_) {
+      std::string vec = names.fresh(f_.value(o).name + "_vec");
+      DType dt = f_.value(o).dtype;
+      decls.push_back(kir::vec_declare(vec, dt, width));
+      kir::ValuePtr v = em.emit(node, lane_body);
+      lane_body.push_back(kir::lane_store(vec, lane, dt, v));
+      stores.push_back(kir::vec_store(vec, param_of(o), out0, dt, width));
+      conds.push_back(kir::call(
+          "fz_is_aligned<" + std::to_string(width * dtype_size(dt)) + ">", kir::Type::Bool,
+          {kir::ref(param_of(o), kir::Type::UInt64), kir::index_value(out0, index_type)}));
+    }
+    em.end_scope();
+    kir::Block b;
+    b.push_back(kir::if_then(kir::all_of(std::move(conds)), {}));
+    kir::Block& body = b.back().body;
+    for (auto& s : pre) body.push_back(std::move(s));
+    for (auto& s : decls) body.push_back(std::move(s));
+    body.push_back(kir::for_loop(kir::Type::Int32, lane.name(), Expr(0), Expr(width),
+                                 std::move(lane_body), true));
+    for (auto& s : stores) body.push_back(std::move(s));
+    body.push_back(kir::ret());
+    return b;
+  }
+
+  // Vector path and scalar path each get their own copy of the names, since their locals
+  // live in sibling blocks.
+  kir::Block body_1d(const NameTable& names, const std::function<std::string(ValueId)>& param_of,
+                     kir::Type index_type) {
+    kir::Block body;
+    int width = plan_.vector;
+    int per_block = params_.block * width;
+    Expr bx = Expr::index("blockIdx.x", ceildiv(numel_, Expr(per_block)));
+    Expr tx = Expr::index("threadIdx.x", Expr(params_.block));
+    Expr base = Expr::index(ix_.base, numel_);
+    body.push_back(kir::let(index_type, ix_.base,
+                            kir::index_value((bx * params_.block + tx) * width, index_type)));
+    append_guarded(body, le(numel_, base), {kir::ret()});
+
+    // Vector path.
+    Expr lane = Expr::index(ix_.lane, Expr(width));
+    std::vector<kir::ValuePtr> conds;
+    bool never = false;
+    NameTable vnames = names;
+    if (plan_.row) {
+      Expr col = Expr::index(ix_.col, last_extent());
+      Expr row = Expr::index(ix_.row, rows());
+      if (auto c = condition(eq(mod(last_extent(), Expr(width)), Expr(0)), &never))
+        conds.push_back(*c);
+      auto m = coord_map(coords_, row_coords(row, col + lane));
+      auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
+      if (path) {
+        // The row and the column of the vector's first element (the guard reads them).
+        body.push_back(
+            kir::let(index_type, ix_.col, kir::index_value(mod(base, last_extent()), index_type)));
+        body.push_back(kir::let(index_type, ix_.row,
+                                kir::index_value(floordiv(base, last_extent()), index_type)));
+        for (auto& st : *path) body.push_back(std::move(st));
+      }
+    } else {
+      if (auto c = condition(le(base + width, numel_), &never)) conds.push_back(*c);
+      auto m = coord_map(coords_, flat_coords(base + lane));
+      auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
+      if (path)
+        for (auto& st : *path) body.push_back(std::move(st));
+    }
+
+    // Scalar path: element by element.
+    NameTable snames = names;
+    Expr i = Expr::index(ix_.i, numel_);
+    auto mi = coord_map(coords_, flat_coords(i));
+    ElementEmitter em(
+        f_, graph_, snames, [mi](const Expr& e) { return subst(e, mi); }, param_of, index_type);
+    kir::Block elem;
+    em.begin_scope(elem);
+    emit_element(em, elem, mi, param_of);
+    em.end_scope();
+    if (width == 1) {
+      body.push_back(kir::let(index_type, ix_.i, kir::index_value(base, index_type)));
+      for (auto& st : elem) body.push_back(std::move(st));
+      return body;
+    }
+    kir::Block loop;
+    loop.push_back(kir::let(index_type, ix_.i, kir::index_value(base + lane, index_type)));
+    append_guarded(loop, lt(i, numel_), std::move(elem));
+    body.push_back(
+        kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
+    return body;
+  }
+
+  kir::Block body_2d(const NameTable& names, const std::function<std::string(ValueId)>& param_of,
+                     kir::Type index_type) {
+    kir::Block body;
+    int width = plan_.vector;
+    int per_block = params_.block * width;
+    Expr bx = Expr::index("blockIdx.x", ceildiv(last_extent(), Expr(per_block)));
+    Expr tx = Expr::index("threadIdx.x", Expr(params_.block));
+    Expr col = Expr::index(ix_.col, last_extent());
+    body.push_back(kir::let(index_type, ix_.col,
+                            kir::index_value((bx * params_.block + tx) * width, index_type)));
+    append_guarded(body, le(last_extent(), col), {kir::ret()});
+    Expr row = Expr::index(ix_.row, rows());
+    Expr by = Expr::index("blockIdx.y", min(rows(), Expr(kMaxGridY)));
+    Expr gy = Expr::index("gridDim.y", Expr(kMaxGridY + 1));
+
+    kir::Block row_body;
+    Expr lane = Expr::index(ix_.lane, Expr(width));
+    std::vector<kir::ValuePtr> conds;
+    bool never = false;
+    if (auto c = condition(eq(mod(last_extent(), Expr(width)), Expr(0)), &never))
+      conds.push_back(*c);
+    auto m = coord_map(coords_, row_coords(row, col + lane));
+    NameTable vnames = names;
+    auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
+    kir::Block scalar = scalar_row(names, param_of, index_type, row, col);
+    if (path) {
+      // Inside the row loop the vector path goes on to the next row instead of returning.
+      path->front().body.pop_back();
+      path->front().orelse = std::move(scalar);
+      for (auto& st : *path) row_body.push_back(std::move(st));
+    } else {
+      row_body = std::move(scalar);
+    }
+    body.push_back(kir::for_loop(index_type, ix_.row, by, rows(), std::move(row_body), false, gy));
+    return body;
+  }
+
+  kir::Block scalar_row(const NameTable& names, const std::function<std::string(ValueId)>& param_of,
+                        kir::Type index_type, const Expr& row, const Expr& col) {
+    int width = plan_.vector;
+    NameTable snames = names;
+    Expr j = Expr::index(ix_.x, last_extent());
+    auto m = coord_map(coords_, row_coords(row, j));
+    ElementEmitter em(
+        f_, graph_, snames, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
+    kir::Block elem;
+    em.begin_scope(elem);
+    emit_element(em, elem, m, param_of);
+    em.end_scope();
+    Expr lane = Expr::index(ix_.lane, Expr(width));
+    kir::Block loop;
+    loop.push_back(kir::let(index_type, ix_.x, kir::index_value(col + lane, index_type)));
+    append_guarded(loop, lt(j, last_extent()), std::move(elem));
+    kir::Block out;
+    out.push_back(kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
+    return out;
+  }
+};
+
+}  // namespace
+
+std::vector<LoweredKernel> lower_pointwise(const Fusion& f, const Segment& segment,
+                                           const PointwiseParams& params,
+                                           const std::string& kernel_name,
+                                           const HeuristicHints& hints) {
+  PointwiseLowering lowering(f, segment, params, hints);
+  return lowering.run(kernel_name);
+}
+
+}  // namespace fuserc::lower

@@ -1,0 +1,20 @@
+#include "core/passes/presegmentation.h"
+
+namespace fuserc {
+
+const std::vector<FusionPass>& presegmentation_passes() {
+  static const std::vector<FusionPass> passes = {
+      {"dead-code", "remove ops whose results no output needs", remove_dead_ops},
+  };
+  return passes;
+}
+
+void run_presegmentation_passes(Fusion& fusion, PassContext& ctx) {
+  for (const auto& pass : presegmentation_passes()) {
+    ctx.timed(pass.name, [&] { pass.run(fusion); });
+    verify_fusion(fusion);
+    ctx.dump(pass.name, [&] { return fusion.to_text(); });
+  }
+}
+
+}  // namespace fuserc

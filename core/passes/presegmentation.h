@@ -1,0 +1,32 @@
+// Owns the ordered list of passes that run on the Fusion before segmentation, in one place
+// (like Halide's Lower.cpp): each has a name usable with --dump-after and --time-passes.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/ir/fusion.h"
+#include "core/passes/pass_context.h"
+
+namespace fuserc {
+
+struct FusionPass {
+  const char* name;
+  const char* summary;
+  std::function<void(Fusion&)> run;
+};
+
+// The passes, in the order they run.
+const std::vector<FusionPass>& presegmentation_passes();
+
+// Runs every pass (timed, dumped as asked), verifying the IR after each.
+void run_presegmentation_passes(Fusion& fusion, PassContext& ctx);
+
+// Individual passes (one file each).
+void remove_dead_ops(Fusion& fusion);  // dead_code.cc
+
+// The IR verifier: structural invariants every pass must keep. Throws InternalError.
+void verify_fusion(const Fusion& fusion);  // fusion_verifier.cc
+
+}  // namespace fuserc

@@ -1,0 +1,27 @@
+// Owns the pointwise scheduler: one kernel for any connected group of elementwise, cast,
+// broadcast, expand, permute, reshape, squeeze/unsqueeze, slice, pad, cat, full, iota,
+// rand/randn, where and segment_set ops whose results written to memory share one shape (the
+// iteration domain). Views (permute, slice, pad, cat, ...) become index arithmetic.
+#pragma once
+
+#include "core/schedule/scheduler.h"
+
+namespace fuserc {
+
+// Ops a pointwise kernel can compute element by element.
+bool is_pointwise_op(const Op& op);
+
+struct PointwiseParams {
+  int block = 128;     // threads per block
+  int max_vector = 4;  // elements per vector access: 16 bytes of the widest dtype accessed
+};
+
+class PointwiseScheduler : public Scheduler {
+ public:
+  SchedulerKind kind() const override { return SchedulerKind::Pointwise; }
+  std::string reject_reason(const Fusion& f, const Segment& group) const override;
+  PointwiseParams heuristics(const Fusion& f, const Segment& segment,
+                             const HeuristicHints& hints) const;
+};
+
+}  // namespace fuserc

@@ -1,0 +1,27 @@
+#include "core/schedule/scheduler.h"
+
+#include "core/schedule/pointwise_scheduler.h"
+
+namespace fuserc {
+
+int64_t HeuristicHints::value_of(const Expr& e) const {
+  return evaluate(e, [&](const std::string& s) -> std::optional<int64_t> {
+    for (const auto& [name, v] : symbols)
+      if (name == s) return v;
+    return std::nullopt;
+  });
+}
+
+HeuristicHints HeuristicHints::from(const Fusion& f) {
+  HeuristicHints h;
+  for (const auto& s : f.symbols) h.symbols.emplace_back(s.name, s.hint);
+  return h;
+}
+
+const std::vector<const Scheduler*>& all_schedulers() {
+  static const PointwiseScheduler pointwise;
+  static const std::vector<const Scheduler*> list = {&pointwise};
+  return list;
+}
+
+}  // namespace fuserc

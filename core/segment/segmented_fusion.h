@@ -1,0 +1,32 @@
+// Owns SegmentedFusion: the Fusion split into segments (one kernel each, in execution order)
+// with the scheduler that compiles each, and which values live in global memory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/ir/fusion.h"
+
+namespace fuserc {
+
+enum class SchedulerKind : uint8_t { Pointwise, Reduction, Normalization };
+const char* scheduler_name(SchedulerKind kind);
+
+struct Segment {
+  std::vector<int> ops;          // indices into Fusion::ops, in dependency order
+  std::vector<ValueId> inputs;   // values read from global memory (graph inputs or other segments')
+  std::vector<ValueId> outputs;  // values written to global memory
+  SchedulerKind scheduler = SchedulerKind::Pointwise;
+};
+
+struct SegmentedFusion {
+  std::vector<Segment> segments;  // in execution order
+
+  std::string to_text(const Fusion& f) const;
+};
+
+// The inputs and outputs of a set of ops: inputs are the values read but not produced in the
+// set; outputs are the values produced in the set that are graph outputs or read outside it.
+void compute_segment_boundary(const Fusion& f, Segment& s);
+
+}  // namespace fuserc

@@ -1,0 +1,192 @@
+#include "core/segment/segmenter.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "core/base/diagnostics.h"
+
+namespace fuserc {
+namespace {
+
+// Whether the edge from op `producer` to op `consumer` may be inside one kernel: the result of
+// a segment_set is always read from global memory.
+bool fusible_edge(const Fusion& f, int producer) {
+  return f.ops[producer].kind != OpKind::SegmentSet;
+}
+
+// Op-level edges: for each op, the ops producing its arguments.
+std::vector<std::set<int>> producers_of(const Fusion& f) {
+  std::vector<std::set<int>> p(f.ops.size());
+  for (size_t k = 0; k < f.ops.size(); ++k)
+    for (const auto& a : f.ops[k].args)
+      if (!a.is_literal() && f.value(a.value).def_op >= 0) p[k].insert(f.value(a.value).def_op);
+  return p;
+}
+
+struct Grouping {
+  const Fusion& f;
+  const std::vector<std::set<int>>& producers;
+  std::vector<int> group_of;  // op -> group id
+  std::map<int, std::vector<int>> groups;
+
+  Segment as_segment(const std::vector<int>& ops) const {
+    Segment s;
+    s.ops = ops;
+    compute_segment_boundary(f, s);
+    return s;
+  }
+
+  // Group-level successors.
+  std::set<int> successors(int g) const {
+    std::set<int> out;
+    for (const auto& [id, ops] : groups)
+      for (int k : ops)
+        for (int p : producers[k])
+          if (group_of[p] == g && id != g) out.insert(id);
+    return out;
+  }
+
+  // Whether `to` is reachable from `from` through some other group.
+  bool indirect_path(int from, int to) const {
+    std::vector<int> stack;
+    std::set<int> seen;
+    for (int s : successors(from))
+      if (s != to) stack.push_back(s);
+    while (!stack.empty()) {
+      int g = stack.back();
+      stack.pop_back();
+      if (g == to) return true;
+      if (!seen.insert(g).second) continue;
+      for (int s : successors(g)) stack.push_back(s);
+    }
+    return false;
+  }
+};
+
+const Scheduler* first_accepting(const Fusion& f, const Segment& s,
+                                 const std::vector<const Scheduler*>& schedulers,
+                                 std::string* reasons) {
+  for (const Scheduler* sch : schedulers) {
+    std::string why = sch->reject_reason(f, s);
+    if (why.empty()) return sch;
+    if (reasons)
+      *reasons +=
+          std::string(reasons->empty() ? "" : "; ") + scheduler_name(sch->kind()) + ": " + why;
+  }
+  return nullptr;
+}
+
+int64_t bytes_at_hints(const Fusion& f, ValueId v, const HeuristicHints& hints) {
+  const Value& val = f.value(v);
+  return hints.value_of(val.numel()) * static_cast<int64_t>(dtype_size(val.dtype));
+}
+
+// Greedy bottom-up merging of the single-op groups of one region.
+void merge_bottom_up(Grouping& g, const std::vector<const Scheduler*>& schedulers,
+                     const HeuristicHints& hints) {
+  const Fusion& f = g.f;
+  while (true) {
+    int best_p = -1, best_c = -1;
+    int64_t best_saving = -1;
+    for (const auto& [c, c_ops] : g.groups) {
+      std::set<int> prods;
+      for (int k : c_ops)
+        for (int p : g.producers[k])
+          if (g.group_of[p] != c && fusible_edge(f, p)) prods.insert(g.group_of[p]);
+      for (int p : prods) {
+        if (g.indirect_path(p, c)) continue;
+        std::vector<int> merged = g.groups.at(p);
+        merged.insert(merged.end(), c_ops.begin(), c_ops.end());
+        Segment s = g.as_segment(merged);
+        if (!first_accepting(f, s, schedulers, nullptr)) continue;
+        // Bytes that stop crossing global memory: values the producer wrote that the merged
+        // group no longer writes.
+        Segment ps = g.as_segment(g.groups.at(p));
+        int64_t saving = 0;
+        for (ValueId v : ps.outputs)
+          if (std::find(s.outputs.begin(), s.outputs.end(), v) == s.outputs.end())
+            saving += bytes_at_hints(f, v, hints);
+        if (saving > best_saving) best_saving = saving, best_p = p, best_c = c;
+      }
+    }
+    if (best_p < 0) return;
+    auto& into = g.groups[best_c];
+    for (int k : g.groups[best_p]) {
+      into.push_back(k);
+      g.group_of[k] = best_c;
+    }
+    std::sort(into.begin(), into.end());
+    g.groups.erase(best_p);
+  }
+}
+
+}  // namespace
+
+SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Scheduler*>& schedulers,
+                               const HeuristicHints& hints) {
+  auto producers = producers_of(f);
+  // Regions: connected components over fusible edges.
+  std::vector<int> region(f.ops.size());
+  std::iota(region.begin(), region.end(), 0);
+  auto find = [&](int x) {
+    while (region[x] != x) x = region[x] = region[region[x]];
+    return x;
+  };
+  for (size_t k = 0; k < f.ops.size(); ++k)
+    for (int p : producers[k])
+      if (fusible_edge(f, p)) region[find(static_cast<int>(k))] = find(p);
+  std::map<int, std::vector<int>> regions;
+  for (size_t k = 0; k < f.ops.size(); ++k) regions[find(static_cast<int>(k))].push_back(k);
+
+  // A region a scheduler takes whole is one group; the others start as single ops and are
+  // merged bottom-up (merges follow fusible edges only, so they stay inside a region).
+  Grouping g{f, producers, std::vector<int>(f.ops.size(), -1), {}};
+  for (const auto& [root, ops] : regions) {
+    Segment whole = g.as_segment(ops);
+    if (first_accepting(f, whole, schedulers, nullptr)) {
+      for (int k : ops) g.group_of[k] = ops.front();
+      g.groups[ops.front()] = ops;
+      continue;
+    }
+    for (int k : ops) {
+      std::string reasons;
+      Segment single = g.as_segment({k});
+      if (!first_accepting(f, single, schedulers, &reasons)) {
+        const Op& op = f.ops[k];
+        throw UserError(SourcePlace{f.source_file},
+                        "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
+                            "' (out '" + f.value(op.outs[0]).name +
+                            "'): not supported yet: no scheduler can compile it (" + reasons + ")");
+      }
+      g.group_of[k] = k;
+      g.groups[k] = {k};
+    }
+  }
+  merge_bottom_up(g, schedulers, hints);
+
+  // Order the groups topologically (ties: the earliest op first) and name their schedulers.
+  SegmentedFusion out;
+  std::set<int> done;
+  while (done.size() < g.groups.size()) {
+    size_t before = done.size();
+    for (const auto& [id, ops] : g.groups) {
+      if (done.count(id)) continue;
+      bool ready = true;
+      for (int k : ops)
+        for (int p : producers[k])
+          if (g.group_of[p] != id && !done.count(g.group_of[p])) ready = false;
+      if (!ready) continue;
+      Segment s = g.as_segment(ops);
+      s.scheduler = first_accepting(f, s, schedulers, nullptr)->kind();
+      out.segments.push_back(std::move(s));
+      done.insert(id);
+      break;
+    }
+    FUSERC_CHECK(done.size() > before, "segments depend on each other in a cycle");
+  }
+  return out;
+}
+
+}  // namespace fuserc

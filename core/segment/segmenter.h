@@ -1,0 +1,20 @@
+// Owns segmentation: splitting a Fusion into the fewest kernels the schedulers accept.
+// Top-down first: segment_set marks cut the graph into regions, and a region a scheduler
+// takes whole is one kernel. Otherwise the region is shattered into single ops and merged
+// bottom-up, always taking the merge (of a producer group into a consumer group, never
+// creating a cycle) that keeps the most bytes out of global memory, while a scheduler accepts
+// the merged group.
+#pragma once
+
+#include <vector>
+
+#include "core/schedule/scheduler.h"
+#include "core/segment/segmented_fusion.h"
+
+namespace fuserc {
+
+// Throws UserError naming the op when no scheduler can compile some op at all.
+SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Scheduler*>& schedulers,
+                               const HeuristicHints& hints);
+
+}  // namespace fuserc

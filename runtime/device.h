@@ -1,0 +1,36 @@
+// Owns the interface between the runtime and where kernels run: memory and launches. The CPU
+// emulator implements it now; the CUDA driver (loaded with dlopen) will implement it too, so
+// that run_package is the same for both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "runtime/executable.h"
+
+namespace fuserc {
+
+struct LaunchDims {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t dynamic_shared_bytes = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;
+  // Memory that kernels can read and write (alignment at least 256 bytes).
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void to_host(void* dst, const void* src, size_t bytes) = 0;
+  virtual void fill_zero(void* dst, size_t bytes) = 0;
+  // Launches kernel `kernel` of the executable; args[i] points to the value of parameter i.
+  virtual void launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,
+                      void** args) = 0;
+  virtual void synchronize() = 0;
+};
+
+}  // namespace fuserc

@@ -1,0 +1,297 @@
+#include "runtime/package_report.h"
+
+#include <sstream>
+
+#include "core/base/dtype.h"
+#include "runtime/program_printer.h"
+
+namespace fuserc {
+namespace {
+
+using nlohmann::json;
+
+const char* role_name(fb::ArgRole r) {
+  switch (r) {
+    case fb::ArgRole::Input:
+      return "input";
+    case fb::ArgRole::Output:
+      return "output";
+    case fb::ArgRole::Scalar:
+      return "scalar";
+    case fb::ArgRole::Symbol:
+      return "symbol";
+    case fb::ArgRole::Workspace:
+      return "workspace";
+  }
+  return "?";
+}
+
+const char* buffer_kind(fb::BufferKind k) {
+  switch (k) {
+    case fb::BufferKind::Input:
+      return "input";
+    case fb::BufferKind::Output:
+      return "output";
+    case fb::BufferKind::Intermediate:
+      return "intermediate";
+  }
+  return "?";
+}
+
+const char* guard_kind(fb::GuardKind k) {
+  switch (k) {
+    case fb::GuardKind::IndexWidth:
+      return "index_width";
+    case fb::GuardKind::SymbolRange:
+      return "symbol_range";
+    case fb::GuardKind::LaunchLimit:
+      return "launch_limit";
+    case fb::GuardKind::Other:
+      return "other";
+  }
+  return "?";
+}
+
+std::string dtype_of(fb::DType d) {
+  return dtype_name(static_cast<DType>(d));
+}
+std::string sm(int arch) {
+  return "sm_" + std::to_string(arch);
+}
+
+json tensor_json(const fb::Metadata& m, const fb::Tensor& t) {
+  json shape = json::array();
+  for (uint32_t s : *t.shape_slots()) shape.push_back(slot_formula(m, s));
+  json j = {{"name", t.name()->str()}, {"dtype", dtype_of(t.dtype())}, {"shape", shape}};
+  if (t.scalar()) j["scalar"] = true;
+  if (t.stride_slots()->size()) {
+    json strides = json::array();
+    for (uint32_t s : *t.stride_slots()) strides.push_back(slot_formula(m, s));
+    j["strides"] = strides;
+  }
+  if (t.alias_input() >= 0) j["in_place_of"] = m.inputs()->Get(t.alias_input())->name()->str();
+  return j;
+}
+
+json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
+  json params = json::object();
+  for (const auto* p : *k.params()) params[p->key()->str()] = p->value()->str();
+  json archs = json::array(), regs = json::object(), spills = json::object(),
+       shared = json::object(), local = json::object();
+  for (const auto* b : *k.binaries()) {
+    archs.push_back(sm(b->arch()));
+    regs[sm(b->arch())] = b->registers();
+    spills[sm(b->arch())] = b->spill_store_bytes() + b->spill_load_bytes();
+    shared[sm(b->arch())] = b->shared_bytes();
+    local[sm(b->arch())] = b->local_bytes();
+  }
+  json grid = json::array(), block = json::array();
+  for (uint32_t s : *k.grid()) grid.push_back(slot_formula(m, s));
+  for (uint32_t s : *k.block()) block.push_back(slot_formula(m, s));
+  json args = json::array();
+  for (const auto* a : *k.args()) {
+    json arg = {{"name", a->name()->str()},
+                {"role", role_name(a->role())},
+                {"dtype", dtype_of(a->dtype())},
+                {"c_type", a->c_type()->str()}};
+    if (a->buffer() >= 0) arg["buffer"] = m.buffers()->Get(a->buffer())->name()->str();
+    if (a->symbol() >= 0) arg["symbol"] = m.symbols()->Get(a->symbol())->name()->str();
+    if (a->input() >= 0) arg["input"] = m.inputs()->Get(a->input())->name()->str();
+    args.push_back(arg);
+  }
+  json guards = json::array();
+  for (const auto* g : *k.guards())
+    guards.push_back({{"kind", guard_kind(g->kind())},
+                      {"holds_when", slot_formula(m, g->slot())},
+                      {"message", g->message()->str()}});
+  json options = json::array();
+  for (const auto* o : *k.compile_options()) options.push_back(o->str());
+  json flags = json::array();
+  if (k.index64()) flags.push_back("index64");
+  if (k.uses_rng()) flags.push_back("rng");
+  if (k.block_reduction()) flags.push_back("block_reduction");
+  if (k.grid_reduction()) flags.push_back("grid_reduction");
+  if (k.cooperative()) flags.push_back("cooperative");
+  return {{"name", k.name()->str()},
+          {"scheduler", k.scheduler()->str()},
+          {"params", params},
+          {"comment", k.comment() ? k.comment()->str() : ""},
+          {"archs", archs},
+          {"registers", regs},
+          {"spill_bytes", spills},
+          {"shared_bytes", shared},
+          {"stack_bytes", local},
+          {"ptx_arch", sm(k.ptx_arch())},
+          {"min_compute_capability", k.min_compute_capability()},
+          {"grid", grid},
+          {"block", block},
+          {"dynamic_shared_bytes", slot_formula(m, k.dynamic_smem_slot())},
+          {"args", args},
+          {"guards", guards},
+          {"flags", flags},
+          {"compile_options", options},
+          {"source_bytes", k.source()->size()},
+          {"ptx_bytes", k.ptx()->size()}};
+}
+
+json bound_json(const fb::Metadata& m, const Binding& b) {
+  json symbols = json::object();
+  for (uint32_t i = 0; i < m.symbols()->size(); ++i)
+    symbols[m.symbols()->Get(i)->name()->str()] = b.symbols[i];
+  json launches = json::array();
+  for (uint32_t l = 0; l < m.plan()->size(); ++l) {
+    const fb::Kernel* k = m.kernels()->Get(b.kernel_of[l]);
+    json grid = json::array(), block = json::array();
+    for (uint32_t s : *k->grid()) grid.push_back(b.slot(s));
+    for (uint32_t s : *k->block()) block.push_back(b.slot(s));
+    launches.push_back({{"kernel", k->name()->str()},
+                        {"grid", grid},
+                        {"block", block},
+                        {"dynamic_shared_bytes", b.slot(k->dynamic_smem_slot())}});
+  }
+  json buffers = json::object();
+  for (const auto* buf : *m.buffers()) buffers[buf->name()->str()] = b.slot(buf->bytes_slot());
+  return {{"symbols", symbols},
+          {"launches", launches},
+          {"buffer_bytes", buffers},
+          {"workspace_bytes", b.slot(m.workspace_bytes_slot())}};
+}
+
+}  // namespace
+
+json package_json(const Executable& exe, const Binding* bound) {
+  const fb::Metadata& m = exe.metadata();
+  json symbols = json::array();
+  for (const auto* s : *m.symbols())
+    symbols.push_back(
+        {{"name", s->name()->str()}, {"min", s->min()}, {"max", s->max()}, {"hint", s->hint()}});
+  json inputs = json::array(), outputs = json::array();
+  for (const auto* t : *m.inputs()) inputs.push_back(tensor_json(m, *t));
+  for (const auto* t : *m.outputs()) outputs.push_back(tensor_json(m, *t));
+  json buffers = json::array();
+  for (const auto* b : *m.buffers()) {
+    json j = {{"name", b->name()->str()},
+              {"kind", buffer_kind(b->kind())},
+              {"dtype", dtype_of(b->dtype())},
+              {"bytes", slot_formula(m, b->bytes_slot())}};
+    if (b->kind() == fb::BufferKind::Intermediate) j["offset"] = slot_formula(m, b->offset_slot());
+    if (b->alias_input() >= 0) j["in_place_of"] = m.inputs()->Get(b->alias_input())->name()->str();
+    buffers.push_back(j);
+  }
+  json plan = json::array();
+  for (const auto* l : *m.plan()) {
+    json variants = json::array();
+    for (const auto* v : *l->variants())
+      variants.push_back({{"kernel", m.kernels()->Get(v->kernel())->name()->str()},
+                          {"when", slot_formula(m, v->condition_slot())}});
+    json reads = json::array(), writes = json::array();
+    for (uint32_t b : *l->reads()) reads.push_back(m.buffers()->Get(b)->name()->str());
+    for (uint32_t b : *l->writes()) writes.push_back(m.buffers()->Get(b)->name()->str());
+    plan.push_back({{"variants", variants}, {"reads", reads}, {"writes", writes}});
+  }
+  json kernels = json::array();
+  for (const auto* k : *m.kernels()) kernels.push_back(kernel_json(m, *k));
+  json archs = json::array();
+  for (int a : *m.provenance()->archs()) archs.push_back(sm(a));
+  json j = {{"name", m.name()->str()},
+            {"format_version", m.format_version()},
+            {"fuserc_version", m.provenance()->fuserc_version()->str()},
+            {"nvrtc_version", m.provenance()->nvrtc_version()->str()},
+            {"archs", archs},
+            {"size_bytes", exe.package().size()},
+            {"symbols", symbols},
+            {"inputs", inputs},
+            {"outputs", outputs},
+            {"buffers", buffers},
+            {"workspace", slot_formula(m, m.workspace_bytes_slot())},
+            {"plan", plan},
+            {"kernels", kernels}};
+  if (bound) j["bound"] = bound_json(m, *bound);
+  return j;
+}
+
+std::string package_text(const Executable& exe, const Binding* bound) {
+  json j = package_json(exe, bound);
+  std::ostringstream s;
+  s << "package " << j["name"].get<std::string>() << " (format " << j["format_version"]
+    << ", fuserc " << j["fuserc_version"].get<std::string>() << ", NVRTC "
+    << j["nvrtc_version"].get<std::string>() << "), " << j["size_bytes"] << " bytes, verified\n";
+  s << "  archs:";
+  for (const auto& a : j["archs"]) s << " " << a.get<std::string>();
+  s << "\n  symbols:";
+  for (const auto& sym : j["symbols"])
+    s << " " << sym["name"].get<std::string>() << " in [" << sym["min"] << ", " << sym["max"]
+      << "] (hint " << sym["hint"] << ")";
+  auto tensors = [&](const char* key) {
+    s << "\n  " << key << ":";
+    for (const auto& t : j[key]) {
+      s << " " << t["name"].get<std::string>() << " " << t["dtype"].get<std::string>() << "[";
+      for (size_t i = 0; i < t["shape"].size(); ++i)
+        s << (i ? ", " : "") << t["shape"][i].get<std::string>();
+      s << "]";
+    }
+  };
+  tensors("inputs");
+  tensors("outputs");
+  s << "\n  buffers:\n";
+  for (const auto& b : j["buffers"]) {
+    s << "    " << b["name"].get<std::string>() << ": " << b["kind"].get<std::string>() << ", "
+      << b["bytes"].get<std::string>() << " bytes";
+    if (b.contains("offset")) s << " at workspace offset " << b["offset"].get<std::string>();
+    if (b.contains("in_place_of")) s << ", in place of " << b["in_place_of"].get<std::string>();
+    s << "\n";
+  }
+  s << "  workspace: " << j["workspace"].get<std::string>() << " bytes\n";
+  s << "  plan: " << j["plan"].size() << " launch" << (j["plan"].size() == 1 ? "" : "es") << "\n";
+  for (size_t i = 0; i < j["plan"].size(); ++i) {
+    const auto& l = j["plan"][i];
+    s << "    " << i << ":";
+    for (const auto& v : l["variants"])
+      s << " " << v["kernel"].get<std::string>()
+        << (v["when"].get<std::string>() == "1" ? "" : " if " + v["when"].get<std::string>())
+        << ";";
+    s << " reads";
+    for (const auto& r : l["reads"]) s << " " << r.get<std::string>();
+    s << ", writes";
+    for (const auto& w : l["writes"]) s << " " << w.get<std::string>();
+    s << "\n";
+  }
+  for (const auto& k : j["kernels"]) {
+    s << "  kernel " << k["name"].get<std::string>() << " (" << k["scheduler"].get<std::string>();
+    for (const auto& [key, value] : k["params"].items())
+      s << ", " << key << " " << value.get<std::string>();
+    s << ")\n    computes: " << k["comment"].get<std::string>() << "\n    grid [";
+    for (size_t i = 0; i < 3; ++i) s << (i ? ", " : "") << k["grid"][i].get<std::string>();
+    s << "], block [";
+    for (size_t i = 0; i < 3; ++i) s << (i ? ", " : "") << k["block"][i].get<std::string>();
+    s << "], dynamic shared " << k["dynamic_shared_bytes"].get<std::string>() << " bytes\n";
+    s << "    args:";
+    for (const auto& a : k["args"])
+      s << " " << a["name"].get<std::string>() << " (" << a["role"].get<std::string>() << ")";
+    s << "\n";
+    for (const auto& a : k["archs"]) {
+      std::string arch = a.get<std::string>();
+      s << "    " << arch << ": " << k["registers"][arch] << " registers, "
+        << k["spill_bytes"][arch] << " spill bytes, " << k["shared_bytes"][arch]
+        << " shared bytes\n";
+    }
+    for (const auto& g : k["guards"])
+      s << "    guard: " << g["holds_when"].get<std::string>()
+        << " (else: " << g["message"].get<std::string>() << ")\n";
+  }
+  if (j.contains("bound")) {
+    const auto& b = j["bound"];
+    s << "  bound to";
+    for (const auto& [name, v] : b["symbols"].items()) s << " " << name << "=" << v;
+    s << ":\n";
+    for (const auto& l : b["launches"])
+      s << "    " << l["kernel"].get<std::string>() << ": grid " << l["grid"].dump() << ", block "
+        << l["block"].dump() << ", dynamic shared " << l["dynamic_shared_bytes"] << " bytes\n";
+    for (const auto& [name, v] : b["buffer_bytes"].items())
+      s << "    buffer " << name << ": " << v << " bytes\n";
+    s << "    workspace: " << b["workspace_bytes"] << " bytes\n";
+  }
+  return s.str();
+}
+
+}  // namespace fuserc

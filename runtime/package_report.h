@@ -1,0 +1,22 @@
+// Owns describing a loaded package for people and scripts (`fuserc inspect`): kernels,
+// schedulers, architectures, registers and spills, arguments, buffers, the run plan, and
+// every size as a formula over the symbols; with a binding, their values too.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runtime/executable.h"
+
+namespace fuserc {
+
+// The JSON form. Keys: name, format_version, fuserc_version, nvrtc_version, archs, ptx_arch,
+// size_bytes, symbols, inputs, outputs, buffers, workspace, plan, kernels (each: name,
+// scheduler, params, comment, archs, registers, spill_bytes, shared_bytes, grid, block,
+// dynamic_shared_bytes, args, guards, flags, compile_options), and with a binding `bound`.
+nlohmann::json package_json(const Executable& exe, const Binding* bound);
+
+// The human-readable form.
+std::string package_text(const Executable& exe, const Binding* bound);
+
+}  // namespace fuserc

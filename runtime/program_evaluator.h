@@ -1,0 +1,18 @@
+// Owns evaluating a package's expression program: one pass over the instructions, writing
+// int64 slots in place (no allocation), with floor division, floor modulo and checked
+// arithmetic. Overflow or division by zero is reported, never undefined behaviour.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fuserc/fuserc_package_generated.h"
+
+namespace fuserc {
+
+// Evaluates `program` with the given symbol values into `slots` (program->size() entries).
+// Returns false and sets `error` (naming the slot) on overflow or division by zero.
+bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, const int64_t* symbols,
+                      int64_t* slots, std::string* error);
+
+}  // namespace fuserc

@@ -1,0 +1,358 @@
+#include "serde/package_writer.h"
+
+#include <cstring>
+
+#include "core/base/content_hash.h"
+#include "core/base/diagnostics.h"
+#include "core/base/file_io.h"
+#include "fuserc/version.h"
+#include "serde/expr_program.h"
+#include "serde/package_layout.h"
+
+namespace fuserc {
+namespace {
+
+namespace fbs = flatbuffers;
+
+fb::DType to_fb(DType d) {
+  return static_cast<fb::DType>(static_cast<uint8_t>(d));
+}
+
+fb::ArgRole to_fb(KernelArg::Role r) {
+  switch (r) {
+    case KernelArg::Role::Input:
+      return fb::ArgRole::Input;
+    case KernelArg::Role::Output:
+      return fb::ArgRole::Output;
+    case KernelArg::Role::Scalar:
+      return fb::ArgRole::Scalar;
+    case KernelArg::Role::Symbol:
+      return fb::ArgRole::Symbol;
+    case KernelArg::Role::Workspace:
+      return fb::ArgRole::Workspace;
+  }
+  FUSERC_UNREACHABLE("bad arg role");
+}
+
+fb::GuardKind to_fb(KernelGuard::Kind k) {
+  switch (k) {
+    case KernelGuard::Kind::IndexWidth:
+      return fb::GuardKind::IndexWidth;
+    case KernelGuard::Kind::SymbolRange:
+      return fb::GuardKind::SymbolRange;
+    case KernelGuard::Kind::LaunchLimit:
+      return fb::GuardKind::LaunchLimit;
+    case KernelGuard::Kind::Other:
+      return fb::GuardKind::Other;
+  }
+  FUSERC_UNREACHABLE("bad guard kind");
+}
+
+fb::BufferKind to_fb(BufferInfo::Kind k) {
+  switch (k) {
+    case BufferInfo::Kind::Input:
+      return fb::BufferKind::Input;
+    case BufferInfo::Kind::Output:
+      return fb::BufferKind::Output;
+    case BufferInfo::Kind::Intermediate:
+      return fb::BufferKind::Intermediate;
+  }
+  FUSERC_UNREACHABLE("bad buffer kind");
+}
+
+// Blobs packed back to back (no padding, so that their hashes cover every byte).
+class BlobStore {
+ public:
+  fb::BlobRef add(const std::string& name, const std::string& bytes) {
+    fb::BlobRef ref(data_.size(), bytes.size(), content_hash64(bytes));
+    data_ += bytes;
+    hashes_.emplace_back(name, ref.hash());
+    return ref;
+  }
+  const std::string& data() const { return data_; }
+  const std::vector<std::pair<std::string, uint64_t>>& hashes() const { return hashes_; }
+
+ private:
+  std::string data_;
+  std::vector<std::pair<std::string, uint64_t>> hashes_;
+};
+
+class MetadataWriter {
+ public:
+  MetadataWriter(const CompiledFusion& c, const PackageOptions& o, BlobStore& blobs)
+      : c_(c), f_(c.fusion), options_(o), blobs_(blobs), program_(symbol_names(c.fusion)) {}
+
+  std::string build() {
+    auto symbols = build_symbols();
+    auto inputs = build_inputs();
+    auto outputs = build_outputs();
+    auto buffers = build_buffers();
+    auto kernels = build_kernels();
+    auto plan = build_plan();
+    uint32_t workspace = program_.slot(c_.memory.workspace_bytes);
+    auto provenance = build_provenance();
+    // The program last: every slot has been asked for by now.
+    const auto& instrs = program_.instructions();
+    auto program = b_.CreateVectorOfStructs(instrs.data(), instrs.size());
+    auto name = b_.CreateString(f_.name);
+    fb::MetadataBuilder m(b_);
+    m.add_format_version(kPackageFormatVersion);
+    m.add_name(name);
+    m.add_symbols(symbols);
+    m.add_inputs(inputs);
+    m.add_outputs(outputs);
+    m.add_program(program);
+    m.add_kernels(kernels);
+    m.add_buffers(buffers);
+    m.add_plan(plan);
+    m.add_workspace_bytes_slot(workspace);
+    m.add_provenance(provenance);
+    b_.Finish(m.Finish());
+    return std::string(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
+  }
+
+ private:
+  const CompiledFusion& c_;
+  const Fusion& f_;
+  const PackageOptions& options_;
+  BlobStore& blobs_;
+  ProgramBuilder program_;
+  fbs::FlatBufferBuilder b_{1 << 14};
+
+  static std::vector<std::string> symbol_names(const Fusion& f) {
+    std::vector<std::string> n;
+    for (const auto& s : f.symbols) n.push_back(s.name);
+    return n;
+  }
+
+  int symbol_index(const std::string& name) const {
+    for (size_t i = 0; i < f_.symbols.size(); ++i)
+      if (f_.symbols[i].name == name) return static_cast<int>(i);
+    FUSERC_UNREACHABLE("unknown symbol " + name);
+  }
+
+  int buffer_index(ValueId v) const {
+    auto it = c_.memory.buffer_of.find(v);
+    return it == c_.memory.buffer_of.end() ? -1 : it->second;
+  }
+
+  std::vector<uint32_t> slots(const std::vector<Expr>& es) {
+    std::vector<uint32_t> s;
+    for (const auto& e : es) s.push_back(program_.slot(e));
+    return s;
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Symbol>>> build_symbols() {
+    std::vector<fbs::Offset<fb::Symbol>> v;
+    for (const auto& s : f_.symbols)
+      v.push_back(fb::CreateSymbol(b_, b_.CreateString(s.name), s.min, s.max, s.hint));
+    return b_.CreateVector(v);
+  }
+
+  fbs::Offset<fb::Tensor> tensor(ValueId id, bool input, int alias_input, int source_input) {
+    const Value& val = f_.value(id);
+    std::vector<fb::Extent> extents;
+    if (input)
+      for (const auto& e : val.shape)
+        extents.emplace_back(e.is_symbol() ? symbol_index(e.name()) : -1,
+                             e.is_symbol() ? 0 : e.value());
+    auto shape = slots(val.shape);
+    auto strides = slots(val.strides);
+    uint32_t bytes = program_.slot(val.numel() * static_cast<int64_t>(dtype_size(val.dtype)));
+    auto name = b_.CreateString(val.name);
+    auto ext = b_.CreateVectorOfStructs(extents);
+    auto shape_v = b_.CreateVector(shape);
+    auto strides_v = b_.CreateVector(strides);
+    fb::TensorBuilder t(b_);
+    t.add_name(name);
+    t.add_dtype(to_fb(val.dtype));
+    t.add_scalar(val.scalar_input);
+    t.add_extents(ext);
+    t.add_shape_slots(shape_v);
+    t.add_stride_slots(strides_v);
+    t.add_bytes_slot(bytes);
+    t.add_alias_input(alias_input);
+    t.add_buffer(buffer_index(id));
+    t.add_source_input(source_input);
+    return t.Finish();
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>> build_inputs() {
+    std::vector<fbs::Offset<fb::Tensor>> v;
+    for (ValueId id : f_.inputs) v.push_back(tensor(id, true, -1, -1));
+    return b_.CreateVector(v);
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>> build_outputs() {
+    std::vector<fbs::Offset<fb::Tensor>> v;
+    for (ValueId id : f_.outputs) {
+      int alias = -1;
+      for (const auto& [out, in] : f_.aliases)
+        if (out == id) alias = f_.value(in).input_index;
+      v.push_back(tensor(id, false, alias, f_.value(id).input_index));
+    }
+    return b_.CreateVector(v);
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Buffer>>> build_buffers() {
+    std::vector<fbs::Offset<fb::Buffer>> v;
+    for (const auto& buf : c_.memory.buffers) {
+      auto name = b_.CreateString(f_.value(buf.value).name);
+      uint32_t bytes = program_.slot(buf.bytes);
+      uint32_t offset =
+          program_.slot(buf.kind == BufferInfo::Kind::Intermediate ? buf.offset : Expr(0));
+      v.push_back(fb::CreateBuffer(b_, name, to_fb(buf.kind), buf.io_index,
+                                   to_fb(f_.value(buf.value).dtype), bytes, offset,
+                                   buf.alias_input));
+    }
+    return b_.CreateVector(v);
+  }
+
+  fbs::Offset<fb::Kernel> kernel(const KernelSummary& k) {
+    std::vector<fbs::Offset<fb::Param>> params;
+    for (const auto& [key, value] : k.scheduler_params)
+      params.push_back(fb::CreateParam(b_, b_.CreateString(key), b_.CreateString(value)));
+    std::vector<fbs::Offset<fb::KernelArg>> args;
+    for (const auto& a : k.args) {
+      int buffer = -1, input = -1, symbol = -1;
+      if (a.role == KernelArg::Role::Symbol)
+        symbol = symbol_index(a.symbol);
+      else if (a.role == KernelArg::Role::Scalar)
+        input = f_.value(a.value).input_index;
+      else
+        buffer = buffer_index(a.value);
+      args.push_back(fb::CreateKernelArg(b_, b_.CreateString(a.name), to_fb(a.role), to_fb(a.dtype),
+                                         buffer, input, symbol, b_.CreateString(a.c_type)));
+    }
+    std::vector<uint32_t> grid = {program_.slot(k.grid[0]), program_.slot(k.grid[1]),
+                                  program_.slot(k.grid[2])};
+    std::vector<uint32_t> block = {program_.slot(k.block[0]), program_.slot(k.block[1]),
+                                   program_.slot(k.block[2])};
+    uint32_t smem = program_.slot(k.dynamic_shared_bytes);
+    std::vector<fbs::Offset<fb::Guard>> guards;
+    for (const auto& g : k.guards)
+      guards.push_back(fb::CreateGuard(b_, to_fb(g.kind), program_.slot(g.condition),
+                                       b_.CreateString(g.message)));
+    std::vector<fbs::Offset<fb::ArchBinary>> binaries;
+    for (const auto& bin : k.binaries) {
+      fb::BlobRef cubin =
+          blobs_.add("kernel:" + k.name + ":sm_" + std::to_string(bin.arch), bin.cubin);
+      binaries.push_back(fb::CreateArchBinary(b_, bin.arch, &cubin, bin.registers,
+                                              bin.spill_store_bytes, bin.spill_load_bytes,
+                                              bin.shared_bytes, bin.local_bytes));
+    }
+    fb::BlobRef source = blobs_.add("kernel:" + k.name + ":source", k.source);
+    fb::BlobRef ptx = blobs_.add("kernel:" + k.name + ":ptx", k.ptx);
+    std::vector<fbs::Offset<fbs::String>> options;
+    for (const auto& o : k.compile_options) options.push_back(b_.CreateString(o));
+    auto name = b_.CreateString(k.name);
+    auto sched = b_.CreateString(scheduler_name(k.scheduler));
+    auto params_v = b_.CreateVector(params);
+    auto comment = b_.CreateString(k.comment);
+    auto args_v = b_.CreateVector(args);
+    auto grid_v = b_.CreateVector(grid);
+    auto block_v = b_.CreateVector(block);
+    auto guards_v = b_.CreateVector(guards);
+    auto bins_v = b_.CreateVector(binaries);
+    auto opts_v = b_.CreateVector(options);
+    auto allocs_v = b_.CreateVector(std::vector<fbs::Offset<fb::Allocation>>{});
+    fb::KernelBuilder kb(b_);
+    kb.add_name(name);
+    kb.add_scheduler(sched);
+    kb.add_params(params_v);
+    kb.add_comment(comment);
+    kb.add_args(args_v);
+    kb.add_grid(grid_v);
+    kb.add_block(block_v);
+    kb.add_dynamic_smem_slot(smem);
+    kb.add_allocations(allocs_v);
+    kb.add_guards(guards_v);
+    kb.add_index64(k.index64);
+    kb.add_uses_rng(k.uses_rng);
+    kb.add_block_reduction(k.block_reduction);
+    kb.add_grid_reduction(k.grid_reduction);
+    kb.add_cooperative(k.cooperative);
+    kb.add_min_compute_capability(k.min_compute_capability);
+    kb.add_binaries(bins_v);
+    kb.add_ptx(&ptx);
+    kb.add_ptx_arch(k.ptx_arch);
+    kb.add_source(&source);
+    kb.add_compile_options(opts_v);
+    return kb.Finish();
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Kernel>>> build_kernels() {
+    std::vector<fbs::Offset<fb::Kernel>> v;
+    for (const auto& k : c_.kernels) v.push_back(kernel(k));
+    return b_.CreateVector(v);
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Launch>>> build_plan() {
+    std::vector<fbs::Offset<fb::Launch>> v;
+    for (const auto& step : c_.plan) {
+      std::vector<fbs::Offset<fb::LaunchVariant>> variants;
+      for (size_t i = 0; i < step.kernels.size(); ++i)
+        variants.push_back(fb::CreateLaunchVariant(b_, static_cast<uint32_t>(step.kernels[i]),
+                                                   program_.slot(step.conditions[i])));
+      const Segment& s = c_.segmented.segments[step.segment];
+      std::vector<uint32_t> reads, writes;
+      for (ValueId x : s.inputs)
+        if (!f_.value(x).scalar_input) reads.push_back(static_cast<uint32_t>(buffer_index(x)));
+      for (ValueId x : s.outputs) writes.push_back(static_cast<uint32_t>(buffer_index(x)));
+      auto variants_v = b_.CreateVector(variants);
+      auto reads_v = b_.CreateVector(reads);
+      auto writes_v = b_.CreateVector(writes);
+      v.push_back(fb::CreateLaunch(b_, variants_v, reads_v, writes_v));
+    }
+    return b_.CreateVector(v);
+  }
+
+  fbs::Offset<fb::Provenance> build_provenance() {
+    std::vector<fbs::Offset<fb::SectionHash>> hashes;
+    for (const auto& [name, h] : blobs_.hashes())
+      hashes.push_back(fb::CreateSectionHash(b_, b_.CreateString(name), h));
+    std::vector<fbs::Offset<fbs::String>> options;
+    for (const auto& o : options_.options) options.push_back(b_.CreateString(o));
+    auto version = b_.CreateString(FUSERC_VERSION_STRING);
+    auto nvrtc = b_.CreateString(c_.nvrtc_version);
+    auto archs = b_.CreateVector(c_.archs);
+    auto opts = b_.CreateVector(options);
+    auto hashes_v = b_.CreateVector(hashes);
+    return fb::CreateProvenance(b_, version, nvrtc, archs, opts, hashes_v);
+  }
+};
+
+}  // namespace
+
+std::string serialize_package(const CompiledFusion& c, const PackageOptions& options) {
+  BlobStore blobs;
+  std::string metadata = MetadataWriter(c, options, blobs).build();
+  fbs::FlatBufferBuilder b(metadata.size() + blobs.data().size() + 1024);
+  // The blob data first: FlatBuffers builds back to front, so it ends the buffer.
+  auto blob_data =
+      b.CreateVector(reinterpret_cast<const uint8_t*>(blobs.data().data()), blobs.data().size());
+  auto meta = b.CreateVector(reinterpret_cast<const uint8_t*>(metadata.data()), metadata.size());
+  fb::PackageBuilder p(b);
+  p.add_format_version(kPackageFormatVersion);
+  p.add_metadata(meta);
+  p.add_metadata_hash(content_hash64(metadata));
+  p.add_blob_data(blob_data);
+  fb::FinishPackageBuffer(b, p.Finish());
+
+  const uint8_t* buf = b.GetBufferPointer();
+  size_t size = b.GetSize();
+  const fb::Package* pkg = fb::GetPackage(buf);
+  size_t blob_offset = pkg->blob_data()->data() - buf;
+  uint64_t head = package_head_hash(buf, size, blob_offset, pkg->blob_data()->size());
+  std::string out(reinterpret_cast<const char*>(buf), size);
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((head >> (8 * i)) & 0xff);
+  out.append(kPackageTrailerMagic, sizeof kPackageTrailerMagic);
+  return out;
+}
+
+void write_package(const std::string& path, const CompiledFusion& c,
+                   const PackageOptions& options) {
+  write_file_atomically(path, serialize_package(c, options));
+}
+
+}  // namespace fuserc
