@@ -1,5 +1,8 @@
 #include "runtime/emulator_device.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -8,15 +11,51 @@
 
 namespace fuserc {
 
+namespace {
+size_t round_up(size_t x, size_t to) {
+  return (x + to - 1) / to * to;
+}
+}  // namespace
+
+EmulatorDevice::~EmulatorDevice() {
+  while (!allocations_.empty()) release(allocations_.begin()->first);
+}
+
 void* EmulatorDevice::allocate(size_t bytes) {
-  size_t rounded = (bytes + 255) / 256 * 256;
-  void* p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
-  if (!p) throw std::bad_alloc();
+  using Guard = EmulatedMemory::Guard;
+  if (memory_.guard == Guard::None) {
+    void* base = std::aligned_alloc(256, round_up(bytes + memory_.misalign_bytes + 1, 256));
+    if (!base) throw std::bad_alloc();
+    void* p = static_cast<uint8_t*>(base) + memory_.misalign_bytes;
+    allocations_[p] = Mapping{base, 0};
+    return p;
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t body = round_up(bytes + memory_.misalign_bytes + 16, page);
+  size_t length = body + page;
+  void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) throw std::bad_alloc();
+  uint8_t* b = static_cast<uint8_t*>(base);
+  void* p;
+  if (memory_.guard == Guard::Before) {
+    mprotect(b, page, PROT_NONE);
+    p = b + page + memory_.misalign_bytes;
+  } else {
+    mprotect(b + body, page, PROT_NONE);
+    p = b + body - round_up(bytes, 16);
+  }
+  allocations_[p] = Mapping{base, length};
   return p;
 }
 
 void EmulatorDevice::release(void* p) {
-  std::free(p);
+  auto it = allocations_.find(p);
+  FUSERC_CHECK(it != allocations_.end(), "releasing memory the emulator did not allocate");
+  if (it->second.length == 0)
+    std::free(it->second.base);
+  else
+    munmap(it->second.base, it->second.length);
+  allocations_.erase(it);
 }
 
 void EmulatorDevice::to_device(void* dst, const void* src, size_t bytes) {

@@ -11,9 +11,21 @@
 
 namespace fuserc {
 
+// Test and debugging aids for the memory the emulated kernels see.
+struct EmulatedMemory {
+  // Every buffer starts this many bytes past a 256-byte boundary (8 keeps every element
+  // aligned but breaks 16-byte vector alignment, which must fall back to scalar code).
+  size_t misalign_bytes = 0;
+  // A page that cannot be touched right before each buffer, or right after it (to 16 bytes),
+  // so that an out-of-bounds access faults instead of reading a neighbour.
+  enum class Guard : uint8_t { None, Before, After } guard = Guard::None;
+};
+
 class EmulatorDevice : public Device {
  public:
-  explicit EmulatorDevice(emu::BuildOptions options = {}) : options_(std::move(options)) {}
+  explicit EmulatorDevice(emu::BuildOptions options = {}, EmulatedMemory memory = {})
+      : options_(std::move(options)), memory_(memory) {}
+  ~EmulatorDevice() override;
   std::string name() const override { return "CPU emulation"; }
   void* allocate(size_t bytes) override;
   void release(void* p) override;
@@ -25,6 +37,12 @@ class EmulatorDevice : public Device {
 
  private:
   emu::BuildOptions options_;
+  EmulatedMemory memory_;
+  struct Mapping {
+    void* base;
+    size_t length;  // 0: from aligned_alloc
+  };
+  std::map<void*, Mapping> allocations_;
   std::map<std::pair<const Executable*, uint32_t>, std::unique_ptr<emu::EmulatedModule>> modules_;
 };
 

@@ -55,10 +55,27 @@ int ElementGraph::add(ENode n) {
 }
 
 int ElementGraph::literal(const fuserc::Literal& l, DType dtype) {
+  // A literal is written in the compute type; an element of an f16/bf16 tensor (a fill or
+  // pad value) is that value rounded to the dtype.
+  bool rounded = dtype == DType::F16 || dtype == DType::BF16;
   ENode n;
   n.kind = ENode::Kind::Literal;
   n.literal = l;
-  n.dtype = dtype;
+  n.dtype = rounded ? DType::F32 : dtype;
+  int id = add(std::move(n));
+  if (!rounded) return id;
+  ENode c;
+  c.kind = ENode::Kind::Convert;
+  c.dtype = dtype;
+  c.args = {id};
+  return add(std::move(c));
+}
+
+int ElementGraph::operand_literal(const fuserc::Literal& l, DType computation) {
+  ENode n;
+  n.kind = ENode::Kind::Literal;
+  n.literal = l;
+  n.dtype = canonical_dtype(computation);
   return add(std::move(n));
 }
 
@@ -79,25 +96,16 @@ int ElementGraph::value_at(ValueId v, const std::vector<Expr>& coords) {
   return id;
 }
 
+DType canonical_dtype(DType d) {
+  return d == DType::F16 || d == DType::BF16 ? DType::F32 : d;
+}
+
 int ElementGraph::promote(int node, DType computation) {
+  // A value conversion into the computation's kernel type (int, long long, float, double,
+  // bool), without rounding to f16/bf16.
   DType have = nodes_[node].dtype;
-  if (compute_type(have) == compute_type(computation)) return node;
-  // The dtype standing for the computation's compute type: a value conversion, no rounding.
-  DType target = DType::F32;
-  switch (compute_type(computation)) {
-    case ComputeType::F32:
-      target = DType::F32;
-      break;
-    case ComputeType::F64:
-      target = DType::F64;
-      break;
-    case ComputeType::I64:
-      target = computation;
-      break;
-    case ComputeType::Bool:
-      target = DType::Bool;
-      break;
-  }
+  DType target = canonical_dtype(computation);
+  if (canonical_dtype(have) == target) return node;
   ENode n;
   n.kind = ENode::Kind::Convert;
   n.dtype = target;
@@ -137,7 +145,7 @@ int ElementGraph::elementwise(const Op& op, const Value& out, const std::vector<
   const OpInfo& info = op.info();
   if (info.dtype_rule == DtypeRule::Cast) {
     const Operand& a = op.args[0];
-    int x = a.is_literal() ? literal(a.literal, a.literal.dtype())
+    int x = a.is_literal() ? operand_literal(a.literal, a.literal.dtype())
                            : value_at(a.value, broadcast_coords(coords, f_.value(a.value).shape));
     if (nodes_[x].dtype == out.dtype) return x;
     ENode n;
@@ -158,7 +166,7 @@ int ElementGraph::elementwise(const Op& op, const Value& out, const std::vector<
     bool is_condition = info.dtype_rule == DtypeRule::Where && i == 0;
     DType want = is_condition ? DType::Bool : computation;
     if (a.is_literal()) {
-      n.args.push_back(literal(a.literal, want));
+      n.args.push_back(operand_literal(a.literal, want));
     } else {
       int x = value_at(a.value, broadcast_coords(coords, f_.value(a.value).shape));
       n.args.push_back(promote(x, want));

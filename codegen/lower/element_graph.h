@@ -64,11 +64,15 @@ class ElementGraph {
 
   int add(ENode n);
   int compute(ValueId v, const std::vector<Expr>& coords);
-  int promote(int node, DType computation);  // operand in the computation's compute type
-  int literal(const fuserc::Literal& l, DType dtype);
+  int promote(int node, DType computation);            // operand in the computation's compute type
+  int literal(const fuserc::Literal& l, DType dtype);  // an element of `dtype`
+  int operand_literal(const fuserc::Literal& l, DType computation);  // in the compute type
   int elementwise(const Op& op, const Value& out, const std::vector<Expr>& coords);
   int view(const Op& op, const Value& out, const std::vector<Expr>& coords);
 };
+
+// The dtype whose kernel type a dtype is computed in (f16/bf16 -> f32; others unchanged).
+DType canonical_dtype(DType d);
 
 // Row-major linear index of `coords` in `shape`, and back (successive division).
 Expr linearize(const std::vector<Expr>& coords, const std::vector<Expr>& shape);

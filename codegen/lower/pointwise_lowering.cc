@@ -171,11 +171,31 @@ class PointwiseLowering {
     return c;
   }
 
+  // The nodes every element computes: those reached from the outputs without entering a
+  // branch of a condition.
+  std::set<int> unconditional_nodes() const {
+    std::set<int> seen;
+    std::vector<int> stack;
+    for (const auto& [o, node] : outputs_) stack.push_back(node);
+    while (!stack.empty()) {
+      int id = stack.back();
+      stack.pop_back();
+      if (!seen.insert(id).second) continue;
+      const ENode& n = graph_.node(id);
+      if (n.kind == ENode::Kind::Cond) continue;
+      for (int a : n.args) stack.push_back(a);
+    }
+    return seen;
+  }
+
   int count_vectorizable(const std::vector<Expr>& lane_coords, const Expr& lane) const {
     auto m = coord_map(coords_, lane_coords);
+    std::set<int> unconditional = unconditional_nodes();
     int n = 0;
     for (int id : loads_)
-      if (lane_access(subst(graph_.node(id).offset, m), lane) == LaneAccess::Contiguous) ++n;
+      if (unconditional.count(id) &&
+          lane_access(subst(graph_.node(id).offset, m), lane) == LaneAccess::Contiguous)
+        ++n;
     return n;
   }
 
@@ -338,7 +358,11 @@ class PointwiseLowering {
           if (a.first != b.first) return a.first < b.first;
           return compare(a.second, b.second) < 0;
         });
+    std::set<int> unconditional = unconditional_nodes();
     for (int id : loads_) {
+      // A load under a condition (pad, cat) may be out of bounds for the lanes that do not
+      // take its branch, so only loads every lane performs become vector loads.
+      if (!unconditional.count(id)) continue;
       Expr off = offset_of(id);
       if (lane_access(off, lane) != LaneAccess::Contiguous) continue;
       const ENode& n = graph_.node(id);

@@ -73,38 +73,38 @@
 
 // ==== Vector types and dim3 =====================================================================
 
-#define FUSERC_EMU_VEC2(T, name, align)                                     \
-  struct __attribute__((aligned(align))) name {                             \
-    T x, y;                                                                 \
-  };                                                                        \
-  inline name make_##name(T x, T y) {                                       \
-    name v;                                                                 \
-    v.x = x;                                                                \
-    v.y = y;                                                                \
-    return v;                                                               \
+#define FUSERC_EMU_VEC2(T, name, align)         \
+  struct __attribute__((aligned(align))) name { \
+    T x, y;                                     \
+  };                                            \
+  inline name make_##name(T x, T y) {           \
+    name v;                                     \
+    v.x = x;                                    \
+    v.y = y;                                    \
+    return v;                                   \
   }
-#define FUSERC_EMU_VEC3(T, name)                                            \
-  struct name {                                                             \
-    T x, y, z;                                                              \
-  };                                                                        \
-  inline name make_##name(T x, T y, T z) {                                  \
-    name v;                                                                 \
-    v.x = x;                                                                \
-    v.y = y;                                                                \
-    v.z = z;                                                                \
-    return v;                                                               \
+#define FUSERC_EMU_VEC3(T, name)           \
+  struct name {                            \
+    T x, y, z;                             \
+  };                                       \
+  inline name make_##name(T x, T y, T z) { \
+    name v;                                \
+    v.x = x;                               \
+    v.y = y;                               \
+    v.z = z;                               \
+    return v;                              \
   }
-#define FUSERC_EMU_VEC4(T, name, align)                                     \
-  struct __attribute__((aligned(align))) name {                             \
-    T x, y, z, w;                                                           \
-  };                                                                        \
-  inline name make_##name(T x, T y, T z, T w) {                             \
-    name v;                                                                 \
-    v.x = x;                                                                \
-    v.y = y;                                                                \
-    v.z = z;                                                                \
-    v.w = w;                                                                \
-    return v;                                                               \
+#define FUSERC_EMU_VEC4(T, name, align)         \
+  struct __attribute__((aligned(align))) name { \
+    T x, y, z, w;                               \
+  };                                            \
+  inline name make_##name(T x, T y, T z, T w) { \
+    name v;                                     \
+    v.x = x;                                    \
+    v.y = y;                                    \
+    v.z = z;                                    \
+    v.w = w;                                    \
+    return v;                                   \
   }
 
 FUSERC_EMU_VEC2(signed char, char2, 2)
@@ -173,14 +173,84 @@ constexpr unsigned long long kGarbage64 = 0xCDCDCDCDCDCDCDCDull;
 // What a CUDA thread of the current block is doing.
 enum ThreadState : unsigned char { kUnstarted, kRunning, kReady, kWaitBlock, kWaitWarp, kDone };
 
+// A saved execution context. On x86-64 a switch saves and restores only what the ABI asks a
+// callee to preserve (a few nanoseconds); elsewhere, or with FUSERC_EMU_USE_UCONTEXT defined,
+// it is swapcontext (which also makes a sigprocmask system call, a few hundred nanoseconds).
+#if defined(__x86_64__) && !defined(FUSERC_EMU_USE_UCONTEXT)
+#define FUSERC_EMU_FAST_SWITCH 1
+struct Context {
+  void* sp;
+};
+// Saves rbp, rbx, r12-r15, MXCSR and the x87 control word on the current stack, stores the
+// stack pointer in *save, and resumes the context whose stack pointer is `to`.
+extern "C" void fuserc_emu_switch(void** save, void* to);
+__asm__(
+    ".pushsection .text\n"
+    ".globl fuserc_emu_switch\n"
+    ".hidden fuserc_emu_switch\n"
+    ".type fuserc_emu_switch, @function\n"
+    "fuserc_emu_switch:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  subq $8, %rsp\n"
+    "  stmxcsr (%rsp)\n"
+    "  fnstcw 4(%rsp)\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  ldmxcsr (%rsp)\n"
+    "  fldcw 4(%rsp)\n"
+    "  addq $8, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size fuserc_emu_switch, .-fuserc_emu_switch\n"
+    ".popsection\n");
+
+inline void context_switch(Context* save, Context* to) { fuserc_emu_switch(&save->sp, to->sp); }
+
+// A context that starts `entry` (which must never return) on the stack [base, base + size).
+inline void context_init(Context* c, unsigned char* base, size_t size, void (*entry)()) {
+  unsigned long long* top = reinterpret_cast<unsigned long long*>(
+      reinterpret_cast<uintptr_t>(base + size) & ~static_cast<uintptr_t>(15));
+  unsigned int mxcsr;
+  unsigned short fpucw;
+  __asm__ __volatile__("stmxcsr %0" : "=m"(mxcsr));
+  __asm__ __volatile__("fnstcw %0" : "=m"(fpucw));
+  top[-1] = 0;                                    // entry's (never used) return address
+  top[-2] = reinterpret_cast<uintptr_t>(entry);  // where the first switch "returns" to
+  for (int i = 3; i <= 8; ++i) top[-i] = 0;      // rbp, rbx, r12-r15
+  top[-9] = static_cast<unsigned long long>(mxcsr) | static_cast<unsigned long long>(fpucw) << 32;
+  c->sp = top - 9;
+}
+#else
+struct Context {
+  ucontext_t uc;
+};
+inline void context_switch(Context* save, Context* to) { swapcontext(&save->uc, &to->uc); }
+inline void context_init(Context* c, unsigned char* base, size_t size, void (*entry)()) {
+  getcontext(&c->uc);
+  c->uc.uc_stack.ss_sp = base;
+  c->uc.uc_stack.ss_size = size;
+  c->uc.uc_link = nullptr;
+  makecontext(&c->uc, entry, 0);
+}
+#endif
+
 // An execution context with its own stack, reused for one CUDA thread after another.
 struct Fiber {
-  ucontext_t ctx;
+  Context ctx;
   unsigned char* mapping;  // guard page + stack
   size_t mapping_size;
   unsigned int tid;  // linear thread id within the block
   uint3 idx;
-  bool started;  // makecontext done
 };
 
 // One warp of the current block: which lanes still run, which wait at a warp barrier (and for
@@ -209,7 +279,7 @@ struct Launch {
 // fibers.
 struct Worker {
   Launch* launch;
-  ucontext_t main_ctx;
+  Context main_ctx;
   // The current block.
   unsigned int nthreads;
   unsigned int next_unstarted;
@@ -276,6 +346,8 @@ inline uint3 thread_index(const dim3& block, unsigned int tid) {
   return uint3{tid % block.x, (tid / block.x) % block.y, tid / (block.x * block.y)};
 }
 
+inline void fiber_entry();
+
 inline Fiber* new_fiber(Worker* w) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t stack = (w->launch->stack_bytes + page - 1) / page * page;
@@ -291,11 +363,7 @@ inline Fiber* new_fiber(Worker* w) {
   }
   f->mapping = static_cast<unsigned char*>(m);
   f->mapping_size = size;
-  f->started = false;
-  getcontext(&f->ctx);
-  f->ctx.uc_stack.ss_sp = f->mapping + page;
-  f->ctx.uc_stack.ss_size = stack;
-  f->ctx.uc_link = nullptr;
+  context_init(&f->ctx, f->mapping + page, stack, fiber_entry);
   w->fibers[w->nfibers++] = f;
   return f;
 }
@@ -337,17 +405,11 @@ inline Fiber* next_runnable(Worker* w) {
   return f != nullptr ? f : start_unstarted(w);
 }
 
-inline void fiber_entry();
-
 // Saves the running context into `save` and runs `to`.
-inline void switch_to(Worker* w, ucontext_t* save, Fiber* to) {
+inline void switch_to(Worker* w, Context* save, Fiber* to) {
   w->current = to;
   g_ctx.thread_idx = to->idx;
-  if (!to->started) {
-    to->started = true;
-    makecontext(&to->ctx, fiber_entry, 0);
-  }
-  swapcontext(save, &to->ctx);
+  context_switch(save, &to->ctx);
 }
 
 // Ends the block (and the launch) with an error; the fibers of the block are abandoned.
@@ -359,8 +421,8 @@ inline void switch_to(Worker* w, ucontext_t* save, Fiber* to) {
                 c.thread_idx.z);
   record_error(w->launch, message);
   w->aborted = true;
-  ucontext_t dead;
-  swapcontext(&dead, &w->main_ctx);
+  Context dead;
+  context_switch(&dead, &w->main_ctx);
   __builtin_unreachable();
 }
 
@@ -455,7 +517,7 @@ inline void fiber_entry() {
     if (next != nullptr) {
       switch_to(w, &self->ctx, next);
     } else if (w->live == 0) {
-      swapcontext(&self->ctx, &w->main_ctx);  // the block is done
+      context_switch(&self->ctx, &w->main_ctx);  // the block is done
     } else {
       deadlock(w);
     }
@@ -615,10 +677,12 @@ inline unsigned int warp_reduce(unsigned int mask, unsigned int value, int op, b
     switch (op) {
       case 0: acc += v; break;
       case 1:
-        acc = is_signed ? (static_cast<int>(v) < static_cast<int>(acc) ? v : acc) : (v < acc ? v : acc);
+        acc = is_signed ? (static_cast<int>(v) < static_cast<int>(acc) ? v : acc)
+                        : (v < acc ? v : acc);
         break;
       case 2:
-        acc = is_signed ? (static_cast<int>(v) > static_cast<int>(acc) ? v : acc) : (v > acc ? v : acc);
+        acc = is_signed ? (static_cast<int>(v) > static_cast<int>(acc) ? v : acc)
+                        : (v > acc ? v : acc);
         break;
       case 3: acc &= v; break;
       case 4: acc |= v; break;
@@ -741,7 +805,8 @@ inline const char* check_config(const LaunchConfig& c, unsigned int max_threads,
                   c.grid[0], c.grid[1], c.grid[2]);
   } else if (c.dynamic_smem_bytes > kMaxDynamicSmemBytes) {
     std::snprintf(buf, size,
-                  "config: invalid argument: %llu bytes of dynamic shared memory, the limit is %llu",
+                  "config: invalid argument: %llu bytes of dynamic shared memory, the limit "
+                  "is %llu",
                   c.dynamic_smem_bytes, kMaxDynamicSmemBytes);
   } else if (max_threads != 0 && threads > max_threads) {
     std::snprintf(buf, size,
@@ -823,8 +888,12 @@ inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
-[[noreturn]] inline void __trap() { fuserc_emu::abort_block(fuserc_emu::g_ctx.worker, "__trap()"); }
-[[noreturn]] inline void __brkpt() { fuserc_emu::abort_block(fuserc_emu::g_ctx.worker, "__brkpt()"); }
+[[noreturn]] inline void __trap() {
+  fuserc_emu::abort_block(fuserc_emu::g_ctx.worker, "__trap()");
+}
+[[noreturn]] inline void __brkpt() {
+  fuserc_emu::abort_block(fuserc_emu::g_ctx.worker, "__brkpt()");
+}
 
 inline long long clock64() {
   timespec ts;
@@ -832,19 +901,19 @@ inline long long clock64() {
   return static_cast<long long>(ts.tv_sec) * 1000000000ll + ts.tv_nsec;
 }
 
-#define FUSERC_EMU_SHFL(T)                                                                   \
-  inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = warpSize) {     \
-    return fuserc_emu::shuffle<T>(mask, var, 0, static_cast<unsigned int>(src_lane), width); \
-  }                                                                                          \
+#define FUSERC_EMU_SHFL(T)                                                                      \
+  inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = warpSize) {          \
+    return fuserc_emu::shuffle<T>(mask, var, 0, static_cast<unsigned int>(src_lane), width);    \
+  }                                                                                             \
   inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) { \
-    return fuserc_emu::shuffle<T>(mask, var, 1, delta, width);                               \
-  }                                                                                          \
-  inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta,                   \
-                            int width = warpSize) {                                          \
-    return fuserc_emu::shuffle<T>(mask, var, 2, delta, width);                               \
-  }                                                                                          \
-  inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = warpSize) { \
-    return fuserc_emu::shuffle<T>(mask, var, 3, static_cast<unsigned int>(lane_mask), width); \
+    return fuserc_emu::shuffle<T>(mask, var, 1, delta, width);                                  \
+  }                                                                                             \
+  inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta,                       \
+                            int width = warpSize) {                                             \
+    return fuserc_emu::shuffle<T>(mask, var, 2, delta, width);                                  \
+  }                                                                                             \
+  inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = warpSize) {     \
+    return fuserc_emu::shuffle<T>(mask, var, 3, static_cast<unsigned int>(lane_mask), width);   \
   }
 FUSERC_EMU_SHFL(int)
 FUSERC_EMU_SHFL(unsigned int)
@@ -1104,18 +1173,18 @@ inline I to_integer_saturating(F x, Rounding mode) {
 
 }  // namespace fuserc_emu
 
-#define FUSERC_EMU_TO_INT(F, fname, I, iname)                                                  \
-  inline I __##fname##2##iname##_rn(F x) {                                                     \
-    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRn);                           \
-  }                                                                                            \
-  inline I __##fname##2##iname##_rz(F x) {                                                     \
-    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRz);                           \
-  }                                                                                            \
-  inline I __##fname##2##iname##_rd(F x) {                                                     \
-    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRd);                           \
-  }                                                                                            \
-  inline I __##fname##2##iname##_ru(F x) {                                                     \
-    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRu);                           \
+#define FUSERC_EMU_TO_INT(F, fname, I, iname)                        \
+  inline I __##fname##2##iname##_rn(F x) {                           \
+    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRn); \
+  }                                                                  \
+  inline I __##fname##2##iname##_rz(F x) {                           \
+    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRz); \
+  }                                                                  \
+  inline I __##fname##2##iname##_rd(F x) {                           \
+    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRd); \
+  }                                                                  \
+  inline I __##fname##2##iname##_ru(F x) {                           \
+    return fuserc_emu::to_integer_saturating<I>(x, fuserc_emu::kRu); \
   }
 FUSERC_EMU_TO_INT(float, float, int, int)
 FUSERC_EMU_TO_INT(float, float, unsigned int, uint)
@@ -1256,6 +1325,11 @@ inline double integer_to_double_odd(unsigned long long magnitude, bool negative)
   return negative ? -d : d;
 }
 
+inline double signed_to_double_odd(long long v) {
+  const unsigned long long u = static_cast<unsigned long long>(v);
+  return integer_to_double_odd(v < 0 ? 0ull - u : u, v < 0);
+}
+
 }  // namespace fuserc_emu
 
 struct __half_raw {
@@ -1265,37 +1339,34 @@ struct __nv_bfloat16_raw {
   unsigned short x;
 };
 
-#define FUSERC_EMU_HALF_TYPE(H, RAW, FROM_FLOAT, TO_FLOAT, MANT, BIAS)                          \
-  struct __attribute__((aligned(2))) H {                                                     \
-   protected:                                                                                \
-    unsigned short __x;                                                                      \
-                                                                                             \
-   public:                                                                                   \
-    H() = default;                                                                           \
-    constexpr H(const RAW& r) : __x(r.x) {}                                                  \
-    H(float f) : __x(FROM_FLOAT(f)) {}                                                       \
-    H(double d) : __x(fuserc_emu::double_to_small(d, MANT, BIAS)) {}                         \
-    H(short v) : H(static_cast<double>(v)) {}                                                \
-    H(unsigned short v) : H(static_cast<double>(v)) {}                                       \
-    H(int v) : H(static_cast<double>(v)) {}                                                  \
-    H(unsigned int v) : H(static_cast<double>(v)) {}                                         \
-    H(long long v)                                                                           \
-        : H(fuserc_emu::integer_to_double_odd(                                               \
-              v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v), \
-              v < 0)) {}                                                                     \
-    H(unsigned long long v) : H(fuserc_emu::integer_to_double_odd(v, false)) {}              \
-    H& operator=(const RAW& r) {                                                             \
-      __x = r.x;                                                                             \
-      return *this;                                                                          \
-    }                                                                                        \
-    H& operator=(float f) { return *this = H(f); }                                           \
-    H& operator=(double d) { return *this = H(d); }                                          \
-    operator RAW() const {                                                                   \
-      RAW r;                                                                                 \
-      r.x = __x;                                                                             \
-      return r;                                                                              \
-    }                                                                                        \
-    operator float() const { return TO_FLOAT(__x); }                                         \
+#define FUSERC_EMU_HALF_TYPE(H, RAW, FROM_FLOAT, TO_FLOAT, MANT, BIAS)          \
+  struct __attribute__((aligned(2))) H {                                        \
+   protected:                                                                   \
+    unsigned short __x;                                                         \
+                                                                                \
+   public:                                                                      \
+    H() = default;                                                              \
+    constexpr H(const RAW& r) : __x(r.x) {}                                     \
+    H(float f) : __x(FROM_FLOAT(f)) {}                                          \
+    H(double d) : __x(fuserc_emu::double_to_small(d, MANT, BIAS)) {}            \
+    H(short v) : H(static_cast<double>(v)) {}                                   \
+    H(unsigned short v) : H(static_cast<double>(v)) {}                          \
+    H(int v) : H(static_cast<double>(v)) {}                                     \
+    H(unsigned int v) : H(static_cast<double>(v)) {}                            \
+    H(long long v) : H(fuserc_emu::signed_to_double_odd(v)) {}                  \
+    H(unsigned long long v) : H(fuserc_emu::integer_to_double_odd(v, false)) {} \
+    H& operator=(const RAW& r) {                                                \
+      __x = r.x;                                                                \
+      return *this;                                                             \
+    }                                                                           \
+    H& operator=(float f) { return *this = H(f); }                              \
+    H& operator=(double d) { return *this = H(d); }                             \
+    operator RAW() const {                                                      \
+      RAW r;                                                                    \
+      r.x = __x;                                                                \
+      return r;                                                                 \
+    }                                                                           \
+    operator float() const { return TO_FLOAT(__x); }                            \
   };
 
 FUSERC_EMU_HALF_TYPE(__half, __half_raw, fuserc_emu::float_to_f16, fuserc_emu::f16_to_float, 10,
@@ -1318,14 +1389,20 @@ namespace fuserc_emu {
 inline unsigned short bits_of(__half h) { return static_cast<__half_raw>(h).x; }
 inline unsigned short bits_of(__nv_bfloat16 h) { return static_cast<__nv_bfloat16_raw>(h).x; }
 inline __half half_from_bits(unsigned short b) { return __half(__half_raw{b}); }
-inline __nv_bfloat16 bf16_from_bits(unsigned short b) { return __nv_bfloat16(__nv_bfloat16_raw{b}); }
-inline __half with_bits(__half, unsigned int b) { return half_from_bits(static_cast<unsigned short>(b)); }
+inline __nv_bfloat16 bf16_from_bits(unsigned short b) {
+  return __nv_bfloat16(__nv_bfloat16_raw{b});
+}
+inline __half with_bits(__half, unsigned int b) {
+  return half_from_bits(static_cast<unsigned short>(b));
+}
 inline __nv_bfloat16 with_bits(__nv_bfloat16, unsigned int b) {
   return bf16_from_bits(static_cast<unsigned short>(b));
 }
 }  // namespace fuserc_emu
 
-inline __half __float2half_rn(float f) { return fuserc_emu::half_from_bits(fuserc_emu::float_to_f16(f)); }
+inline __half __float2half_rn(float f) {
+  return fuserc_emu::half_from_bits(fuserc_emu::float_to_f16(f));
+}
 inline __half __float2half(float f) { return __float2half_rn(f); }
 inline float __half2float(__half h) { return fuserc_emu::f16_to_float(fuserc_emu::bits_of(h)); }
 inline __half __double2half(double d) { return __half(d); }
@@ -1338,7 +1415,9 @@ inline unsigned int __half2uint_rz(__half h) { return __float2uint_rz(__half2flo
 inline long long __half2ll_rz(__half h) { return __float2ll_rz(__half2float(h)); }
 inline short __half_as_short(__half h) { return static_cast<short>(fuserc_emu::bits_of(h)); }
 inline unsigned short __half_as_ushort(__half h) { return fuserc_emu::bits_of(h); }
-inline __half __short_as_half(short s) { return fuserc_emu::half_from_bits(static_cast<unsigned short>(s)); }
+inline __half __short_as_half(short s) {
+  return fuserc_emu::half_from_bits(static_cast<unsigned short>(s));
+}
 inline __half __ushort_as_half(unsigned short s) { return fuserc_emu::half_from_bits(s); }
 
 inline __nv_bfloat16 __float2bfloat16_rn(float f) {
@@ -1360,14 +1439,18 @@ inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return fuserc_emu:
 inline __nv_bfloat16 __short_as_bfloat16(short s) {
   return fuserc_emu::bf16_from_bits(static_cast<unsigned short>(s));
 }
-inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short s) { return fuserc_emu::bf16_from_bits(s); }
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short s) {
+  return fuserc_emu::bf16_from_bits(s);
+}
 
 inline __half2 __halves2half2(__half a, __half b) { return __half2{a, b}; }
 inline __half2 __floats2half2_rn(float a, float b) {
   return __half2{__float2half_rn(a), __float2half_rn(b)};
 }
 inline __half2 __float2half2_rn(float a) { return __floats2half2_rn(a, a); }
-inline float2 __half22float2(__half2 h) { return make_float2(__half2float(h.x), __half2float(h.y)); }
+inline float2 __half22float2(__half2 h) {
+  return make_float2(__half2float(h.x), __half2float(h.y));
+}
 inline __half __low2half(__half2 h) { return h.x; }
 inline __half __high2half(__half2 h) { return h.y; }
 inline float __low2float(__half2 h) { return __half2float(h.x); }
@@ -1392,11 +1475,12 @@ inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 h) { return h.y; }
   inline H __hsub(H a, H b) { return FROM(TO(a) - TO(b)); }                                   \
   inline H __hmul(H a, H b) { return FROM(TO(a) * TO(b)); }                                   \
   inline H __hdiv(H a, H b) { return FROM(TO(a) / TO(b)); }                                   \
-  inline H __hneg(H a) { return fuserc_emu::with_bits(a, fuserc_emu::bits_of(a) ^ 0x8000u); }  \
-  inline H __habs(H a) { return fuserc_emu::with_bits(a, fuserc_emu::bits_of(a) & 0x7fffu); }  \
-  inline H __hfma(H a, H b, H c) {                                                             \
-    return H(fma(static_cast<double>(TO(a)), static_cast<double>(TO(b)), static_cast<double>(TO(c)))); \
-  }                                                                                            \
+  inline H __hneg(H a) { return fuserc_emu::with_bits(a, fuserc_emu::bits_of(a) ^ 0x8000u); } \
+  inline H __habs(H a) { return fuserc_emu::with_bits(a, fuserc_emu::bits_of(a) & 0x7fffu); } \
+  inline H __hfma(H a, H b, H c) {                                                            \
+    return H(fma(static_cast<double>(TO(a)), static_cast<double>(TO(b)),                      \
+                 static_cast<double>(TO(c))));                                                \
+  }                                                                                           \
   inline H __hmax(H a, H b) { return FROM(fmaxf(TO(a), TO(b))); }                             \
   inline H __hmin(H a, H b) { return FROM(fminf(TO(a), TO(b))); }                             \
   inline bool __heq(H a, H b) { return TO(a) == TO(b); }                                      \
@@ -1407,7 +1491,7 @@ inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 h) { return h.y; }
   inline bool __hgt(H a, H b) { return TO(a) > TO(b); }                                       \
   inline bool __hge(H a, H b) { return TO(a) >= TO(b); }                                      \
   inline bool __hisnan(H a) { return isnan(TO(a)); }                                          \
-  inline int __hisinf(H a) { return isinf(TO(a)) ? (TO(a) < 0 ? -1 : 1) : 0; }               \
+  inline int __hisinf(H a) { return isinf(TO(a)) ? (TO(a) < 0 ? -1 : 1) : 0; }                \
   inline H operator+(const H& a, const H& b) { return __hadd(a, b); }                         \
   inline H operator-(const H& a, const H& b) { return __hsub(a, b); }                         \
   inline H operator*(const H& a, const H& b) { return __hmul(a, b); }                         \
@@ -1428,18 +1512,18 @@ FUSERC_EMU_HALF_OPS(__half, __half2float, __float2half_rn)
 FUSERC_EMU_HALF_OPS(__nv_bfloat16, __bfloat162float, __float2bfloat16_rn)
 #undef FUSERC_EMU_HALF_OPS
 
-#define FUSERC_EMU_SHFL_HALF(H)                                                               \
-  inline H __shfl_sync(unsigned int mask, H var, int src_lane, int width = warpSize) {        \
-    return fuserc_emu::shuffle<H>(mask, var, 0, static_cast<unsigned int>(src_lane), width);   \
-  }                                                                                            \
-  inline H __shfl_up_sync(unsigned int mask, H var, unsigned int delta, int width = warpSize) { \
-    return fuserc_emu::shuffle<H>(mask, var, 1, delta, width);                                 \
-  }                                                                                            \
+#define FUSERC_EMU_SHFL_HALF(H)                                                                   \
+  inline H __shfl_sync(unsigned int mask, H var, int src_lane, int width = warpSize) {            \
+    return fuserc_emu::shuffle<H>(mask, var, 0, static_cast<unsigned int>(src_lane), width);      \
+  }                                                                                               \
+  inline H __shfl_up_sync(unsigned int mask, H var, unsigned int delta, int width = warpSize) {   \
+    return fuserc_emu::shuffle<H>(mask, var, 1, delta, width);                                    \
+  }                                                                                               \
   inline H __shfl_down_sync(unsigned int mask, H var, unsigned int delta, int width = warpSize) { \
-    return fuserc_emu::shuffle<H>(mask, var, 2, delta, width);                                 \
-  }                                                                                            \
-  inline H __shfl_xor_sync(unsigned int mask, H var, int lane_mask, int width = warpSize) {   \
-    return fuserc_emu::shuffle<H>(mask, var, 3, static_cast<unsigned int>(lane_mask), width);  \
+    return fuserc_emu::shuffle<H>(mask, var, 2, delta, width);                                    \
+  }                                                                                               \
+  inline H __shfl_xor_sync(unsigned int mask, H var, int lane_mask, int width = warpSize) {       \
+    return fuserc_emu::shuffle<H>(mask, var, 3, static_cast<unsigned int>(lane_mask), width);     \
   }
 FUSERC_EMU_SHFL_HALF(__half)
 FUSERC_EMU_SHFL_HALF(__nv_bfloat16)
@@ -1469,22 +1553,22 @@ inline F atomic_update_float(F* address, Op op) {
 
 }  // namespace fuserc_emu
 
-#define FUSERC_EMU_ATOMIC_INT(T)                                                               \
-  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); }        \
-  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); }        \
-  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }      \
-  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); }        \
-  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }          \
-  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); }        \
-  inline T atomicMin(T* a, T v) {                                                              \
-    return fuserc_emu::atomic_update(a, [v](T o) { return v < o ? v : o; });                   \
-  }                                                                                            \
-  inline T atomicMax(T* a, T v) {                                                              \
-    return fuserc_emu::atomic_update(a, [v](T o) { return v > o ? v : o; });                   \
-  }                                                                                            \
-  inline T atomicCAS(T* a, T compare, T v) {                                                   \
-    __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);   \
-    return compare;                                                                            \
+#define FUSERC_EMU_ATOMIC_INT(T)                                                            \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }    \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }        \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicMin(T* a, T v) {                                                           \
+    return fuserc_emu::atomic_update(a, [v](T o) { return v < o ? v : o; });                \
+  }                                                                                         \
+  inline T atomicMax(T* a, T v) {                                                           \
+    return fuserc_emu::atomic_update(a, [v](T o) { return v > o ? v : o; });                \
+  }                                                                                         \
+  inline T atomicCAS(T* a, T compare, T v) {                                                \
+    __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    return compare;                                                                         \
   }
 FUSERC_EMU_ATOMIC_INT(int)
 FUSERC_EMU_ATOMIC_INT(unsigned int)
@@ -1500,12 +1584,12 @@ inline float atomicAdd(float* a, float v) {
   return fuserc_emu::atomic_update_float<float, unsigned int>(a, [v](float o) { return o + v; });
 }
 inline double atomicAdd(double* a, double v) {
-  return fuserc_emu::atomic_update_float<double, unsigned long long>(a,
-                                                                     [v](double o) { return o + v; });
+  return fuserc_emu::atomic_update_float<double, unsigned long long>(
+      a, [v](double o) { return o + v; });
 }
 inline float atomicExch(float* a, float v) {
-  return __uint_as_float(
-      __atomic_exchange_n(reinterpret_cast<unsigned int*>(a), __float_as_uint(v), __ATOMIC_SEQ_CST));
+  return __uint_as_float(__atomic_exchange_n(reinterpret_cast<unsigned int*>(a),
+                                             __float_as_uint(v), __ATOMIC_SEQ_CST));
 }
 inline unsigned int atomicInc(unsigned int* a, unsigned int v) {
   return fuserc_emu::atomic_update(a, [v](unsigned int o) { return o >= v ? 0u : o + 1u; });

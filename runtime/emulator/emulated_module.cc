@@ -57,10 +57,17 @@ struct LaunchConfig {
 // fuses by default, so results can differ in the last bit; explicit fmaf/__fmaf_rn agree).
 // -fno-strict-aliasing: kernels reinterpret memory (float4 loads, shared memory byte arrays).
 const std::vector<std::string>& compile_flags() {
-  static const std::vector<std::string> flags = {
-      "-std=c++17",         "-O2",     "-fwrapv",         "-ffp-contract=off",
-      "-fno-strict-aliasing", "-fno-math-errno", "-fPIC", "-shared",
-      "-fvisibility=hidden", "-pthread", "-w"};
+  static const std::vector<std::string> flags = {"-std=c++17",
+                                                 "-O2",
+                                                 "-fwrapv",
+                                                 "-ffp-contract=off",
+                                                 "-fno-strict-aliasing",
+                                                 "-fno-math-errno",
+                                                 "-fPIC",
+                                                 "-shared",
+                                                 "-fvisibility=hidden",
+                                                 "-pthread",
+                                                 "-w"};
   return flags;
 }
 
@@ -146,7 +153,8 @@ std::string find_program(const std::string& name) {
   size_t start = 0;
   for (;;) {
     const size_t end = path.find(':', start);
-    std::string dir = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string dir =
+        path.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (dir.empty()) dir = ".";
     const std::string candidate = dir + "/" + name;
     if (is_executable_file(candidate)) return candidate;
@@ -179,7 +187,8 @@ Compiler resolve_compiler(const BuildOptions& options) {
   Compiler c;
   if (!requested.empty()) {
     c.path = find_program(requested);
-    if (c.path.empty()) throw UserError(std::string(kNoCompiler) + ": " + quote(requested) + " not found");
+    if (c.path.empty())
+      throw UserError(std::string(kNoCompiler) + ": " + quote(requested) + " not found");
   } else {
     c.path = find_program("c++");
     if (c.path.empty()) c.path = find_program("g++");
@@ -233,7 +242,8 @@ Prelude install_prelude(const std::string& emu_dir) {
   const std::string dir = emu_dir + "/prelude-" + p.hash;
   for (size_t i = 0; i < fuserc_emu_prelude_files_count; ++i) {
     const std::string path = dir + "/" + fuserc_emu_prelude_files_names[i];
-    if (fs::exists(path)) continue;
+    std::error_code ec;
+    if (fs::exists(path, ec)) continue;
     make_directories(fs::path(path).parent_path().string());
     write_file_atomically(
         path, std::string_view(fuserc_emu_prelude_files[i], fuserc_emu_prelude_files_sizes[i]));
@@ -253,7 +263,9 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 // A parameter type without __restrict__ (which g++ rejects in the shim's casts; it does not
 // change how the argument is passed).
@@ -311,7 +323,9 @@ std::string launch_bound_expr(const std::string& src, const std::string& name) {
   return "(0)";
 }
 
-std::string shim_name(const std::string& kernel) { return "fuserc_emu_launch_" + kernel; }
+std::string shim_name(const std::string& kernel) {
+  return "fuserc_emu_launch_" + kernel;
+}
 
 // extern "C" const char* fuserc_emu_launch_K(const LaunchConfig*, void** args): copies the
 // arguments out of args and runs K on every CUDA thread of the grid.
@@ -363,7 +377,8 @@ std::string first_lines(const std::string& text, int n) {
 std::string cache_key(const std::string& source, const std::string& shims, const Prelude& prelude,
                       const Compiler& compiler) {
   std::string key = "fuserc-emu-v1";
-  for (const std::string* part : {&source, &shims, &prelude.hash, &compiler.path, &compiler.identity}) {
+  for (const std::string* part :
+       {&source, &shims, &prelude.hash, &compiler.path, &compiler.identity}) {
     key += '\0' + std::to_string(part->size()) + ':' + *part;
   }
   for (const std::string& flag : compile_flags()) key += '\0' + flag;
@@ -380,10 +395,10 @@ void compile(const std::string& text, const std::string& emu_dir, const std::str
   write_file_atomically(src, text);
   std::vector<std::string> argv = {compiler.path};
   for (const std::string& flag : compile_flags()) argv.push_back(flag);
-  for (const std::string& a : {std::string("-include"), prelude.header, std::string("-I"),
-                               prelude.include_dir, std::string("-x"), std::string("c++"), src,
-                               std::string("-x"), std::string("none"), std::string("-o"), tmp_so,
-                               std::string("-Wl,-z,defs"), std::string("-lm")}) {
+  for (const std::string& a :
+       {std::string("-include"), prelude.header, std::string("-I"), prelude.include_dir,
+        std::string("-x"), std::string("c++"), src, std::string("-x"), std::string("none"),
+        std::string("-o"), tmp_so, std::string("-Wl,-z,defs"), std::string("-lm")}) {
     argv.push_back(a);
   }
   if (verbose) std::fprintf(stderr, "%s\n", command_line(argv).c_str());
@@ -393,9 +408,10 @@ void compile(const std::string& text, const std::string& emu_dir, const std::str
     ::unlink(tmp_so.c_str());
     const std::string kept = emu_dir + "/" + key + ".failed.cc";
     std::rename(src.c_str(), kept.c_str());
-    throw InternalError("emulation: the host compiler failed on the kernels' CUDA source (kept at " +
-                        kept + "; compiler " + compiler.path + ", exit status " +
-                        std::to_string(r.exit_code) + "):\n" + first_lines(r.output, kLogLinesShown));
+    throw InternalError(
+        "emulation: the host compiler failed on the kernels' CUDA source (kept at " + kept +
+        "; compiler " + compiler.path + ", exit status " + std::to_string(r.exit_code) + "):\n" +
+        first_lines(r.output, kLogLinesShown));
   }
   ::unlink(src.c_str());
 }
@@ -414,7 +430,8 @@ std::unique_ptr<EmulatedModule> EmulatedModule::build(const std::string& source,
 
   std::unique_ptr<EmulatedModule> m(new EmulatedModule);
   m->library_path_ = emu_dir + "/" + key + ".so";
-  if (fs::exists(m->library_path_)) {
+  std::error_code ec;
+  if (fs::exists(m->library_path_, ec)) {
     m->handle_ = ::dlopen(m->library_path_.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (m->handle_ == nullptr) ::unlink(m->library_path_.c_str());  // damaged: build it again
   }
@@ -424,7 +441,8 @@ std::unique_ptr<EmulatedModule> EmulatedModule::build(const std::string& source,
     m->compiled_ = true;
     m->handle_ = ::dlopen(m->library_path_.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (m->handle_ == nullptr) {
-      throw InternalError("emulation: cannot load " + m->library_path_ + ": " + ::dlerror());
+      throw UserError("cannot emulate: cannot load " + m->library_path_ + ": " + ::dlerror() +
+                      " (a cache on a noexec file system? set FUSERC_CACHE_DIR)");
     }
   }
   for (const KernelSignature& k : kernels) {
@@ -475,7 +493,8 @@ void EmulatedModule::launch(const std::string& kernel, Dim3 grid, Dim3 block,
   const std::string message = error;
   static const std::string kConfig = "config: ", kFault = "fault: ";
   if (message.compare(0, kConfig.size(), kConfig) == 0) {
-    throw UserError("kernel " + quote(kernel) + ": cannot launch: " + message.substr(kConfig.size()));
+    throw UserError("kernel " + quote(kernel) +
+                    ": cannot launch: " + message.substr(kConfig.size()));
   }
   const size_t skip = message.compare(0, kFault.size(), kFault) == 0 ? kFault.size() : 0;
   throw InternalError("emulation: kernel " + quote(kernel) + " failed: " + message.substr(skip));

@@ -200,6 +200,16 @@ extern "C" __global__ void atomics(const int* __restrict__ x, int n,
   }
 }
 
+// Many atomic additions to one address from every thread of every block.
+extern "C" __global__ void hammer(float* __restrict__ f, unsigned long long* __restrict__ u,
+                                  double* __restrict__ d, int reps) {
+  for (int r = 0; r < reps; ++r) {
+    atomicAdd(f, 1.0f);
+    atomicAdd(u, 1ull);
+    atomicAdd(d, 0.5);
+  }
+}
+
 // rand/randn through philox_impl.h, as generated kernels draw them.
 extern "C" __global__ void philox(float* __restrict__ u32, float* __restrict__ n32,
                                   double* __restrict__ u64, double* __restrict__ n64,
@@ -295,6 +305,8 @@ std::vector<KernelSignature> kernel_signatures() {
        {"const int* __restrict__", "int", "unsigned long long* __restrict__", "int* __restrict__",
         "int* __restrict__", "float* __restrict__", "double* __restrict__", "int* __restrict__",
         "unsigned int* __restrict__", "long long* __restrict__"}},
+      {"hammer",
+       {"float* __restrict__", "unsigned long long* __restrict__", "double* __restrict__", "int"}},
       {"philox",
        {"float* __restrict__", "float* __restrict__", "double* __restrict__",
         "double* __restrict__", "long long", "long long", "int"}},
@@ -312,10 +324,13 @@ std::vector<KernelSignature> kernel_signatures() {
 // ---- Helpers --------------------------------------------------------------------------------
 
 // A cache shared by the test processes (ctest runs each test case in its own process, possibly
-// in parallel: the cache is safe for that), so the kernels are compiled once.
+// in parallel: the cache is safe for that), so the kernels are compiled once: $FUSERC_CACHE_DIR
+// (ctest sets it to the build tree's), else one in $TMPDIR.
 BuildOptions shared_cache_options() {
-  const char* tmp = std::getenv("TMPDIR");
   BuildOptions options;
+  const char* cache = std::getenv("FUSERC_CACHE_DIR");
+  if (cache != nullptr && *cache) return options;
+  const char* tmp = std::getenv("TMPDIR");
   options.cache_dir = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/fuserc-unit-tests-" +
                       std::to_string(::getuid());
   return options;
@@ -467,13 +482,13 @@ TEST_CASE("emulator: rounding to f16 and bf16 is bit-exact with half.cc", "[emul
     const auto h = static_cast<uint16_t>(b);
     for (float v : {f16_bits_to_float(h), bf16_bits_to_float(h)}) x.push_back(v);
     if ((b & 0x7fffu) < 0x7bffu) {
-      const float lo = f16_bits_to_float(h), hi = f16_bits_to_float(static_cast<uint16_t>(h + 1));
-      const float mid = (lo + hi) / 2;  // exact in float
+      const float v0 = f16_bits_to_float(h), v1 = f16_bits_to_float(static_cast<uint16_t>(h + 1));
+      const float mid = (v0 + v1) / 2;  // exact in float
       x.insert(x.end(), {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)});
     }
     if ((b & 0x7fffu) < 0x7f7fu) {
-      const float lo = bf16_bits_to_float(h), hi = bf16_bits_to_float(static_cast<uint16_t>(h + 1));
-      const float mid = (lo + hi) / 2;
+      const float v0 = bf16_bits_to_float(h), v1 = bf16_bits_to_float(static_cast<uint16_t>(h + 1));
+      const float mid = (v0 + v1) / 2;
       x.insert(x.end(), {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)});
     }
   }
@@ -662,6 +677,22 @@ TEST_CASE("emulator: atomics from many blocks are exact", "[emulator]") {
   REQUIRE(dsum == static_cast<double>(expect_total));
   REQUIRE(done == static_cast<unsigned>(blocks));
   REQUIRE(final_sum == static_cast<long long>(expect_total));
+}
+
+TEST_CASE("emulator: contended atomics lose no update", "[emulator]") {
+  ScopedEnv threads("FUSERC_EMU_THREADS", "4");  // blocks on several host threads at once
+  float f = 0;
+  unsigned long long u = 0;
+  double d = 0;
+  float* pf = &f;
+  unsigned long long* pu = &u;
+  double* pd = &d;
+  int reps = 64;
+  run("hammer", Dim3{64}, Dim3{256}, 0, pf, pu, pd, reps);
+  const int total = 64 * 256 * 64;  // 2^20: float counts exactly up to 2^24
+  REQUIRE(u == static_cast<unsigned long long>(total));
+  REQUIRE(f == static_cast<float>(total));
+  REQUIRE(d == total * 0.5);
 }
 
 TEST_CASE("emulator: philox_impl.h gives the host reference's bits", "[emulator]") {
@@ -949,6 +980,15 @@ extern "C" __global__ void add_one(int* __restrict__ x, int n) {
   auto third = EmulatedModule::build(source + "// changed\n", sig, options);
   CHECK(third->compiled());
   CHECK(third->library_path() != so);
+
+  // A damaged cache entry is rebuilt (once no module of this process has it loaded).
+  const std::string third_so = third->library_path();
+  third.reset();
+  write_file_atomically(third_so, "not a shared object");
+  auto fourth = EmulatedModule::build(source + "// changed\n", sig, options);
+  CHECK(fourth->compiled());
+  fourth->launch("add_one", Dim3{1}, Dim3{32}, 0, args);
+  CHECK(v == std::vector<int>{4, 5, 6});
 }
 
 TEST_CASE("emulator: build errors", "[emulator]") {
