@@ -105,7 +105,9 @@ kir::ValuePtr ElementEmitter::emit(int id, kir::Block& block) {
   FUSERC_CHECK(!scopes_.empty(), "element emission outside a scope");
   if (auto v = lookup(id)) return v;
   const ENode& n = graph_.node(id);
+  // Literals and scalar parameters are used where they are needed, without a local.
   if (n.kind == ENode::Kind::Literal) return kir::literal(n.literal, kir::compute_type_of(n.dtype));
+  if (n.kind == ENode::Kind::Scalar) return compute(id, block);
   // Lane-invariant work goes before the lane loop, unless we are inside a condition (a load
   // hoisted out of a branch could read out of bounds).
   bool hoist = hoist_to_ && scopes_.size() <= 2 && !depends_on_lane(id);

@@ -1,0 +1,114 @@
+// Tests that every kernel fuserc generates compiles with NVRTC for sm_80 and sm_90 without a
+// single warning (any warning fails compilation as a bug), that ptxas' report is captured, and
+// that a failing compile is reported as an internal error with the source saved.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "codegen/compile_fusion.h"
+#include "codegen/nvrtc/nvrtc_compiler.h"
+#include "core/base/file_io.h"
+#include "op_coverage.h"
+
+using namespace fuserc;
+using namespace fuserc::testing::coverage;
+using fuserc::testing::parse_text;
+
+namespace {
+
+CompiledFusion compile_for_gpus(const std::string& json) {
+  PassContext ctx;
+  CompileOptions o;
+  o.archs = {80, 90};
+  o.jobs = 2;
+  return compile_fusion(parse_text(json), o, ctx);
+}
+
+void check_binaries(const CompiledFusion& c) {
+  REQUIRE_FALSE(c.kernels.empty());
+  for (const auto& k : c.kernels) {
+    INFO("kernel " << k.name);
+    REQUIRE(k.binaries.size() == 2);
+    CHECK(k.binaries[0].arch == 80);
+    CHECK(k.binaries[1].arch == 90);
+    for (const auto& b : k.binaries) {
+      CHECK(b.cubin.size() > 100);
+      CHECK(b.cubin.substr(1, 3) == "ELF");
+      CHECK(b.registers > 0);
+      CHECK(b.spill_store_bytes == 0);
+    }
+    CHECK(k.ptx_arch == 80);
+    CHECK(k.ptx.find(".target sm_80") != std::string::npos);
+    CHECK(k.compile_options ==
+          std::vector<std::string>{"--std=c++17", "--fmad=true", "--ptxas-options=-v"});
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every elementwise op and cast compiles for sm_80 and sm_90 without warnings",
+          "[nvrtc]") {
+  for (const char* dt : kDtypes) {
+    INFO("dtype " << dt);
+    check_binaries(compile_for_gpus(unary_ops_graph(dt)));
+    check_binaries(compile_for_gpus(binary_ops_graph(dt)));
+    check_binaries(compile_for_gpus(casts_graph(dt)));
+  }
+}
+
+TEST_CASE("view, creation and random kernels compile without warnings", "[nvrtc]") {
+  check_binaries(compile_for_gpus(graph(
+      "views", kNM,
+      R"({"name": "q", "dtype": "bf16", "shape": ["N", 16]}, {"name": "s", "dtype": "i64"}, {"name": "o", "dtype": "i64"}, {"name": "c", "dtype": "f32", "shape": [16]})",
+      R"({"op": "slice", "args": ["q"], "starts": [0, 8], "ends": ["N", 16], "out": "x2"},
+         {"op": "slice", "args": ["q"], "starts": [0, 0], "ends": ["N", 8], "out": "x1"},
+         {"op": "pad", "args": ["x1"], "pads": [[0, 0], [1, -1]], "value": 2.5, "out": "p"},
+         {"op": "cat", "args": ["x2", "p"], "dim": 1, "out": "r"},
+         {"op": "randn", "args": ["s", "o"], "shape": ["N", 16], "dtype": "f32", "out": "z"},
+         {"op": "iota", "length": 16, "dtype": "f64", "out": "i"},
+         {"op": "mul", "args": ["r", "z"], "out": "a"},
+         {"op": "add", "args": ["a", "i"], "out": "b"},
+         {"op": "permute", "args": ["b"], "dims": [1, 0], "out": "y"})",
+      R"("y")")));
+}
+
+TEST_CASE("ptxas' resource report is parsed", "[nvrtc]") {
+  ArchBinary b;
+  parse_ptxas_report(
+      "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 37 registers, used 1 barriers, 512 bytes smem, 372 bytes cmem[0]\n",
+      b);
+  CHECK(b.registers == 37);
+  CHECK(b.spill_store_bytes == 8);
+  CHECK(b.spill_load_bytes == 12);
+  CHECK(b.local_bytes == 24);
+  CHECK(b.shared_bytes == 512);
+}
+
+TEST_CASE("a kernel NVRTC rejects is an internal error with its source saved", "[nvrtc]") {
+  auto dir = std::filesystem::temp_directory_path() / "fuserc_nvrtc_failure_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  KernelSummary k;
+  k.name = "broken_k0";
+  k.source = "extern \"C\" __global__ void broken_k0(float* y) { y[0] = undefined_name; }\n";
+  NvrtcOptions o;
+  o.archs = {80};
+  o.failure_dir = dir.string();
+  try {
+    compile_kernels({&k}, o);
+    FAIL("compile_kernels accepted a broken kernel");
+  } catch (const InternalError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("NVRTC failed to compile generated kernel broken_k0 for sm_80") !=
+          std::string::npos);
+    CHECK(msg.find("undefined_name") != std::string::npos);
+  }
+  CHECK(read_file((dir / "__failed_broken_k0.cu").string()) == k.source);
+  // A warning is as bad as an error.
+  k.source = "extern \"C\" __global__ void broken_k0(float* y) { int unused; y[0] = 1.0f; }\n";
+  CHECK_THROWS_WITH(compile_kernels({&k}, o), Catch::Contains("NVRTC warned about"));
+  std::filesystem::remove_all(dir);
+}
