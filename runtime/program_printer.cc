@@ -5,9 +5,9 @@ namespace {
 
 enum Prec { kSelect = 1, kCompare = 2, kAdd = 3, kMul = 4, kAtom = 5 };
 
-std::string print(const fb::Metadata& m, uint32_t slot, int min_prec, int depth) {
-  if (depth > 64) return "...";
-  const fb::Instr* in = m.program()->Get(slot);
+std::string print(const ProgramView& m, uint32_t slot, int min_prec, int depth) {
+  if (depth > 64 || slot >= m.size) return "...";
+  const fb::Instr* in = &m.instrs[slot];
   auto sub = [&](uint32_t s, int p) { return print(m, s, p, depth + 1); };
   int prec = kAtom;
   std::string s;
@@ -17,7 +17,7 @@ std::string print(const fb::Metadata& m, uint32_t slot, int min_prec, int depth)
       if (in->imm() < 0) prec = kMul;
       break;
     case fb::Opcode::Symbol:
-      s = m.symbols()->Get(static_cast<uint32_t>(in->imm()))->name()->str();
+      s = m.symbol_name(in->imm());
       break;
     case fb::Opcode::Add:
       prec = kAdd;
@@ -70,8 +70,16 @@ std::string print(const fb::Metadata& m, uint32_t slot, int min_prec, int depth)
 
 }  // namespace
 
+std::string slot_formula(const ProgramView& program, uint32_t slot) {
+  return print(program, slot, kSelect, 0);
+}
+
 std::string slot_formula(const fb::Metadata& m, uint32_t slot) {
-  return print(m, slot, kSelect, 0);
+  if (m.program()->size() == 0) return "...";
+  ProgramView view{m.program()->Get(0), m.program()->size(), [&m](int64_t i) {
+                     return m.symbols()->Get(static_cast<uint32_t>(i))->name()->str();
+                   }};
+  return print(view, slot, kSelect, 0);
 }
 
 }  // namespace fuserc

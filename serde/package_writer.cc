@@ -345,8 +345,9 @@ std::string serialize_package(const CompiledFusion& c, const PackageOptions& opt
   size_t blob_offset = pkg->blob_data()->data() - buf;
   uint64_t head = package_head_hash(buf, size, blob_offset, pkg->blob_data()->size());
   std::string out(reinterpret_cast<const char*>(buf), size);
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((head >> (8 * i)) & 0xff);
-  out.append(kPackageTrailerMagic, sizeof kPackageTrailerMagic);
+  uint8_t trailer[kPackageTrailerSize];
+  encode_trailer({head, blob_offset, pkg->blob_data()->size()}, trailer);
+  out.append(reinterpret_cast<const char*>(trailer), kPackageTrailerSize);
   return out;
 }
 

@@ -1,0 +1,209 @@
+#include "serde/compiled_view.h"
+
+#include "fuserc/version.h"
+#include "runtime/program_printer.h"
+#include "serde/expr_program.h"
+#include "serde/package_layout.h"
+
+namespace fuserc {
+namespace {
+
+using nlohmann::json;
+
+std::string sm(int arch) {
+  return "sm_" + std::to_string(arch);
+}
+
+class ViewBuilder {
+ public:
+  explicit ViewBuilder(const CompiledFusion& c) : c_(c), f_(c.fusion), program_(names(c.fusion)) {}
+
+  json build() {
+    json symbols = json::array();
+    for (const auto& s : f_.symbols)
+      symbols.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}, {"hint", s.hint}});
+    json inputs = json::array(), outputs = json::array();
+    for (ValueId v : f_.inputs) inputs.push_back(tensor(v, -1));
+    for (ValueId v : f_.outputs) outputs.push_back(tensor(v, alias_of(v)));
+    json buffers = json::array();
+    for (const auto& b : c_.memory.buffers) {
+      const Value& v = f_.value(b.value);
+      json j = {{"name", v.name},
+                {"kind", kind(b.kind)},
+                {"dtype", dtype_name(v.dtype)},
+                {"bytes", formula(b.bytes)}};
+      if (b.kind == BufferInfo::Kind::Intermediate) j["offset"] = formula(b.offset);
+      if (b.alias_input >= 0) j["in_place_of"] = f_.value(f_.inputs[b.alias_input]).name;
+      buffers.push_back(j);
+    }
+    json plan = json::array();
+    for (const auto& step : c_.plan) {
+      json variants = json::array();
+      for (size_t i = 0; i < step.kernels.size(); ++i)
+        variants.push_back(
+            {{"kernel", c_.kernels[step.kernels[i]].name}, {"when", formula(step.conditions[i])}});
+      const Segment& s = c_.segmented.segments[step.segment];
+      json reads = json::array(), writes = json::array();
+      for (ValueId v : s.inputs)
+        if (!f_.value(v).scalar_input) reads.push_back(buffer_name(v));
+      for (ValueId v : s.outputs) writes.push_back(buffer_name(v));
+      plan.push_back({{"variants", variants}, {"reads", reads}, {"writes", writes}});
+    }
+    json kernels = json::array();
+    for (const auto& k : c_.kernels) kernels.push_back(kernel(k));
+    json archs = json::array();
+    for (int a : c_.archs) archs.push_back(sm(a));
+    return {{"name", f_.name},
+            {"format_version", kPackageFormatVersion},
+            {"fuserc_version", FUSERC_VERSION_STRING},
+            {"nvrtc_version", c_.nvrtc_version},
+            {"archs", archs},
+            {"symbols", symbols},
+            {"inputs", inputs},
+            {"outputs", outputs},
+            {"buffers", buffers},
+            {"workspace", formula(c_.memory.workspace_bytes)},
+            {"plan", plan},
+            {"kernels", kernels}};
+  }
+
+ private:
+  const CompiledFusion& c_;
+  const Fusion& f_;
+  ProgramBuilder program_;
+
+  static std::vector<std::string> names(const Fusion& f) {
+    std::vector<std::string> n;
+    for (const auto& s : f.symbols) n.push_back(s.name);
+    return n;
+  }
+
+  std::string formula(const Expr& e) {
+    uint32_t slot = program_.slot(e);
+    const auto& instrs = program_.instructions();
+    ProgramView view{instrs.data(), instrs.size(),
+                     [this](int64_t i) { return f_.symbols[static_cast<size_t>(i)].name; }};
+    return slot_formula(view, slot);
+  }
+
+  static const char* kind(BufferInfo::Kind k) {
+    switch (k) {
+      case BufferInfo::Kind::Input:
+        return "input";
+      case BufferInfo::Kind::Output:
+        return "output";
+      case BufferInfo::Kind::Intermediate:
+        return "intermediate";
+    }
+    return "?";
+  }
+
+  int alias_of(ValueId v) const {
+    for (const auto& [out, in] : f_.aliases)
+      if (out == v) return f_.value(in).input_index;
+    return -1;
+  }
+
+  std::string buffer_name(ValueId v) const {
+    return f_.value(c_.memory.buffers[c_.memory.buffer_of.at(v)].value).name;
+  }
+
+  json tensor(ValueId id, int alias) {
+    const Value& v = f_.value(id);
+    json shape = json::array();
+    for (const auto& e : v.shape) shape.push_back(formula(e));
+    json j = {{"name", v.name}, {"dtype", dtype_name(v.dtype)}, {"shape", shape}};
+    if (v.scalar_input) j["scalar"] = true;
+    if (!v.strides.empty()) {
+      json strides = json::array();
+      for (const auto& e : v.strides) strides.push_back(formula(e));
+      j["strides"] = strides;
+    }
+    if (alias >= 0) j["in_place_of"] = f_.value(f_.inputs[alias]).name;
+    return j;
+  }
+
+  json kernel(const KernelSummary& k) {
+    json params = json::object();
+    for (const auto& [key, value] : k.scheduler_params) params[key] = value;
+    json archs = json::array(), regs = json::object(), spills = json::object(),
+         shared = json::object(), stack = json::object();
+    for (const auto& b : k.binaries) {
+      archs.push_back(sm(b.arch));
+      regs[sm(b.arch)] = b.registers;
+      spills[sm(b.arch)] = b.spill_store_bytes + b.spill_load_bytes;
+      shared[sm(b.arch)] = b.shared_bytes;
+      stack[sm(b.arch)] = b.local_bytes;
+    }
+    json grid = json::array(), block = json::array();
+    for (const auto& e : k.grid) grid.push_back(formula(e));
+    for (const auto& e : k.block) block.push_back(formula(e));
+    json args = json::array();
+    for (const auto& a : k.args) {
+      json arg = {{"name", a.name},
+                  {"role", arg_role_name(a.role)},
+                  {"dtype", dtype_name(a.dtype)},
+                  {"c_type", a.c_type}};
+      if (a.role == KernelArg::Role::Symbol)
+        arg["symbol"] = a.symbol;
+      else if (a.role == KernelArg::Role::Scalar)
+        arg["input"] = f_.value(a.value).name;
+      else
+        arg["buffer"] = buffer_name(a.value);
+      args.push_back(arg);
+    }
+    json guards = json::array();
+    for (const auto& g : k.guards)
+      guards.push_back({{"kind", guard_kind(g.kind)},
+                        {"holds_when", formula(g.condition)},
+                        {"message", g.message}});
+    json flags = json::array();
+    if (k.index64) flags.push_back("index64");
+    if (k.uses_rng) flags.push_back("rng");
+    if (k.block_reduction) flags.push_back("block_reduction");
+    if (k.grid_reduction) flags.push_back("grid_reduction");
+    if (k.cooperative) flags.push_back("cooperative");
+    return {{"name", k.name},
+            {"scheduler", scheduler_name(k.scheduler)},
+            {"params", params},
+            {"comment", k.comment},
+            {"archs", archs},
+            {"registers", regs},
+            {"spill_bytes", spills},
+            {"shared_bytes", shared},
+            {"stack_bytes", stack},
+            {"ptx_arch", sm(k.ptx_arch)},
+            {"min_compute_capability", k.min_compute_capability},
+            {"grid", grid},
+            {"block", block},
+            {"dynamic_shared_bytes", formula(k.dynamic_shared_bytes)},
+            {"args", args},
+            {"guards", guards},
+            {"flags", flags},
+            {"compile_options", k.compile_options},
+            {"source_bytes", k.source.size()},
+            {"ptx_bytes", k.ptx.size()}};
+  }
+
+  static const char* guard_kind(KernelGuard::Kind k) {
+    switch (k) {
+      case KernelGuard::Kind::IndexWidth:
+        return "index_width";
+      case KernelGuard::Kind::SymbolRange:
+        return "symbol_range";
+      case KernelGuard::Kind::LaunchLimit:
+        return "launch_limit";
+      case KernelGuard::Kind::Other:
+        return "other";
+    }
+    return "?";
+  }
+};
+
+}  // namespace
+
+nlohmann::json compiled_view(const CompiledFusion& c) {
+  return ViewBuilder(c).build();
+}
+
+}  // namespace fuserc
