@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh              install what is missing and build (into build/)
 #   scripts/setup.sh --test       ... then run the whole test suite (what CI runs)
-#   scripts/setup.sh --example    ... then run the main job on examples/bias_gelu.json
+#   scripts/setup.sh --example    ... then run the main job on examples/bias_gelu.json (compile
+#                                 it into a package, inspect it, run it in the CPU emulator)
 #
 # Environment: BUILD_DIR (default build), JOBS (default: the number of cores).
 set -euo pipefail
@@ -60,11 +61,14 @@ case "$mode" in
     work="$BUILD_DIR/example"
     mkdir -p "$work"
     set -x
-    "$fuserc" check examples/bias_gelu.json
+    "$fuserc" compile examples/bias_gelu.json -o "$work/bias_gelu.fpkg"
+    "$fuserc" inspect "$work/bias_gelu.fpkg" --bind N=4096
     "$fuserc" inputs examples/bias_gelu.json -o "$work/in.safetensors" --bind N=64
+    "$fuserc" run "$work/bias_gelu.fpkg" --inputs "$work/in.safetensors" \
+      --outputs "$work/out.safetensors" --emulate
     "$fuserc" eval examples/bias_gelu.json --inputs "$work/in.safetensors" \
-      --outputs "$work/out.safetensors"
+      --outputs "$work/reference.safetensors"
     { set +x; } 2>/dev/null
-    echo "setup: example done: $work/out.safetensors"
+    echo "setup: example done: $work/bias_gelu.fpkg, its outputs in $work/out.safetensors"
     ;;
 esac

@@ -311,8 +311,10 @@ class PointwiseLowering {
     } else {
       ks.grid[0] = ceildiv(numel_, Expr(per_block));
     }
-    ks.guards.push_back({KernelGuard::Kind::LaunchLimit, le(ks.grid[0], Expr(kMaxGridX)),
-                         "kernel " + name + " would need more than 2^31 - 1 blocks"});
+    Expr fits = le(ks.grid[0], Expr(kMaxGridX));
+    if (!fits.is_const(1))
+      ks.guards.push_back({KernelGuard::Kind::LaunchLimit, fits,
+                           "kernel " + name + " would need more than 2^31 - 1 blocks"});
     ks.scheduler_params = {{"block", std::to_string(params_.block)},
                            {"vector", std::to_string(plan_.vector)},
                            {"layout", plan_.row ? (plan_.two_d ? "row-2d" : "row") : "flat"},
