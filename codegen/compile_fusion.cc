@@ -2,6 +2,7 @@
 
 #include "codegen/cuda/cuda_emitter.h"
 #include "codegen/lower/pointwise_lowering.h"
+#include "codegen/lower/reduction_lowering.h"
 #include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/base/diagnostics.h"
 #include "core/passes/presegmentation.h"
@@ -20,8 +21,13 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
       PointwiseParams params = scheduler.heuristics(f, s, hints);
       return lower::lower_pointwise(f, s, params, name, hints);
     }
-    default:
-      break;
+    case SchedulerKind::Reduction:
+    case SchedulerKind::Normalization: {
+      ReductionParams params =
+          reduction_heuristics(f, analyze_reductions(f, s), s.scheduler, hints);
+      return lower::lower_reduction(f, s, s.scheduler, params, name, hints);
+    }
+    default: break;
   }
   FUSERC_UNREACHABLE(std::string("no lowering for the ") + scheduler_name(s.scheduler) +
                      " scheduler");

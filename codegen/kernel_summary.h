@@ -30,9 +30,16 @@ struct KernelArg {
   std::string symbol;        // Symbol
   DType dtype = DType::F32;  // element dtype (tensors), dtype (scalars), i32/i64 (symbols)
   std::string c_type;        // the exact C++ parameter type, e.g. "const float* __restrict__"
+  int allocation = -1;       // Workspace: index into KernelSummary::allocations
 };
 
 const char* arg_role_name(KernelArg::Role role);
+
+// Scratch memory a kernel needs (grid-reduction partials, semaphores).
+struct KernelAllocation {
+  Expr bytes;
+  bool zero_init = false;
+};
 
 // A condition every launch must satisfy; `condition` evaluates to non-zero when it holds.
 struct KernelGuard {
@@ -60,6 +67,7 @@ struct KernelSummary {
   Expr grid[3] = {Expr(1), Expr(1), Expr(1)};
   Expr block[3] = {Expr(1), Expr(1), Expr(1)};
   Expr dynamic_shared_bytes = Expr(0);
+  std::vector<KernelAllocation> allocations;
   std::vector<KernelGuard> guards;
   bool index64 = false;
   bool uses_rng = false;

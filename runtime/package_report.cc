@@ -12,42 +12,30 @@ using nlohmann::json;
 
 const char* role_name(fb::ArgRole r) {
   switch (r) {
-    case fb::ArgRole::Input:
-      return "input";
-    case fb::ArgRole::Output:
-      return "output";
-    case fb::ArgRole::Scalar:
-      return "scalar";
-    case fb::ArgRole::Symbol:
-      return "symbol";
-    case fb::ArgRole::Workspace:
-      return "workspace";
+    case fb::ArgRole::Input: return "input";
+    case fb::ArgRole::Output: return "output";
+    case fb::ArgRole::Scalar: return "scalar";
+    case fb::ArgRole::Symbol: return "symbol";
+    case fb::ArgRole::Workspace: return "workspace";
   }
   return "?";
 }
 
 const char* buffer_kind(fb::BufferKind k) {
   switch (k) {
-    case fb::BufferKind::Input:
-      return "input";
-    case fb::BufferKind::Output:
-      return "output";
-    case fb::BufferKind::Intermediate:
-      return "intermediate";
+    case fb::BufferKind::Input: return "input";
+    case fb::BufferKind::Output: return "output";
+    case fb::BufferKind::Intermediate: return "intermediate";
   }
   return "?";
 }
 
 const char* guard_kind(fb::GuardKind k) {
   switch (k) {
-    case fb::GuardKind::IndexWidth:
-      return "index_width";
-    case fb::GuardKind::SymbolRange:
-      return "symbol_range";
-    case fb::GuardKind::LaunchLimit:
-      return "launch_limit";
-    case fb::GuardKind::Other:
-      return "other";
+    case fb::GuardKind::IndexWidth: return "index_width";
+    case fb::GuardKind::SymbolRange: return "symbol_range";
+    case fb::GuardKind::LaunchLimit: return "launch_limit";
+    case fb::GuardKind::Other: return "other";
   }
   return "?";
 }
@@ -97,8 +85,14 @@ json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
     if (a->buffer() >= 0) arg["buffer"] = m.buffers()->Get(a->buffer())->name()->str();
     if (a->symbol() >= 0) arg["symbol"] = m.symbols()->Get(a->symbol())->name()->str();
     if (a->input() >= 0) arg["input"] = m.inputs()->Get(a->input())->name()->str();
+    if (a->allocation() >= 0) arg["allocation"] = a->allocation();
     args.push_back(arg);
   }
+  json allocations = json::array();
+  if (k.allocations())
+    for (const auto* al : *k.allocations())
+      allocations.push_back(
+          {{"bytes", slot_formula(m, al->bytes_slot())}, {"zero_init", al->zero_init()}});
   json guards = json::array();
   for (const auto* g : *k.guards())
     guards.push_back({{"kind", guard_kind(g->kind())},
@@ -126,6 +120,7 @@ json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
           {"grid", grid},
           {"block", block},
           {"dynamic_shared_bytes", slot_formula(m, k.dynamic_smem_slot())},
+          {"allocations", allocations},
           {"args", args},
           {"guards", guards},
           {"flags", flags},

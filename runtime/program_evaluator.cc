@@ -25,29 +25,18 @@ bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, cons
     int64_t a = 0, b = 0;
     bool ok = true;
     switch (in->op()) {
-      case fb::Opcode::Const:
-        slots[i] = in->imm();
-        continue;
-      case fb::Opcode::Symbol:
-        slots[i] = symbols[in->imm()];
-        continue;
+      case fb::Opcode::Const: slots[i] = in->imm(); continue;
+      case fb::Opcode::Symbol: slots[i] = symbols[in->imm()]; continue;
       case fb::Opcode::Select:
         slots[i] = slots[in->a()] != 0 ? slots[in->b()] : slots[in->c()];
         continue;
-      default:
-        a = slots[in->a()], b = slots[in->b()];
+      default: a = slots[in->a()], b = slots[in->b()];
     }
     int64_t r = 0;
     switch (in->op()) {
-      case fb::Opcode::Add:
-        ok = !__builtin_add_overflow(a, b, &r);
-        break;
-      case fb::Opcode::Sub:
-        ok = !__builtin_sub_overflow(a, b, &r);
-        break;
-      case fb::Opcode::Mul:
-        ok = !__builtin_mul_overflow(a, b, &r);
-        break;
+      case fb::Opcode::Add: ok = !__builtin_add_overflow(a, b, &r); break;
+      case fb::Opcode::Sub: ok = !__builtin_sub_overflow(a, b, &r); break;
+      case fb::Opcode::Mul: ok = !__builtin_mul_overflow(a, b, &r); break;
       case fb::Opcode::FloorDiv:
       case fb::Opcode::CeilDiv:
       case fb::Opcode::Mod:
@@ -62,26 +51,13 @@ bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, cons
         else
           r = -floor_div(-a, b);
         break;
-      case fb::Opcode::Min:
-        r = std::min(a, b);
-        break;
-      case fb::Opcode::Max:
-        r = std::max(a, b);
-        break;
-      case fb::Opcode::Lt:
-        r = a < b;
-        break;
-      case fb::Opcode::Le:
-        r = a <= b;
-        break;
-      case fb::Opcode::Eq:
-        r = a == b;
-        break;
-      case fb::Opcode::Ne:
-        r = a != b;
-        break;
-      default:
-        ok = false;
+      case fb::Opcode::Min: r = std::min(a, b); break;
+      case fb::Opcode::Max: r = std::max(a, b); break;
+      case fb::Opcode::Lt: r = a < b; break;
+      case fb::Opcode::Le: r = a <= b; break;
+      case fb::Opcode::Eq: r = a == b; break;
+      case fb::Opcode::Ne: r = a != b; break;
+      default: ok = false;
     }
     if (!ok) {
       if (error) *error = "size arithmetic overflows 64 bits in slot " + std::to_string(i);

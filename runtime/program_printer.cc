@@ -16,9 +16,7 @@ std::string print(const ProgramView& m, uint32_t slot, int min_prec, int depth) 
       s = std::to_string(in->imm());
       if (in->imm() < 0) prec = kMul;
       break;
-    case fb::Opcode::Symbol:
-      s = m.symbol_name(in->imm());
-      break;
+    case fb::Opcode::Symbol: s = m.symbol_name(in->imm()); break;
     case fb::Opcode::Add:
       prec = kAdd;
       s = sub(in->a(), kAdd) + " + " + sub(in->b(), kAdd + 1);

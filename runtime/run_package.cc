@@ -137,6 +137,14 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
     }
     if (empty) continue;
     dims.dynamic_shared_bytes = static_cast<uint32_t>(b.slot(k->dynamic_smem_slot()));
+    // Scratch memory of this launch (zeroed when the kernel needs it so).
+    std::vector<uint8_t*> scratch;
+    if (k->allocations())
+      for (const auto* al : *k->allocations()) {
+        size_t bytes = static_cast<size_t>(b.slot(al->bytes_slot()));
+        scratch.push_back(mem.get(bytes));
+        if (al->zero_init()) device.fill_zero(scratch.back(), bytes);
+      }
     std::vector<uint64_t> storage(k->args()->size());
     std::vector<void*> args(k->args()->size());
     for (uint32_t a = 0; a < k->args()->size(); ++a) {
@@ -144,8 +152,10 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
       switch (arg->role()) {
         case fb::ArgRole::Input:
         case fb::ArgRole::Output:
-        case fb::ArgRole::Workspace:
           std::memcpy(&storage[a], &buffer[arg->buffer()], sizeof(void*));
+          break;
+        case fb::ArgRole::Workspace:
+          std::memcpy(&storage[a], &scratch[arg->allocation()], sizeof(void*));
           break;
         case fb::ArgRole::Scalar:
           scalar_value(*input_tensor[arg->input()], arg->c_type()->str(), &storage[a]);

@@ -88,12 +88,9 @@ class ViewBuilder {
 
   static const char* kind(BufferInfo::Kind k) {
     switch (k) {
-      case BufferInfo::Kind::Input:
-        return "input";
-      case BufferInfo::Kind::Output:
-        return "output";
-      case BufferInfo::Kind::Intermediate:
-        return "intermediate";
+      case BufferInfo::Kind::Input: return "input";
+      case BufferInfo::Kind::Output: return "output";
+      case BufferInfo::Kind::Intermediate: return "intermediate";
     }
     return "?";
   }
@@ -148,10 +145,15 @@ class ViewBuilder {
         arg["symbol"] = a.symbol;
       else if (a.role == KernelArg::Role::Scalar)
         arg["input"] = f_.value(a.value).name;
+      else if (a.role == KernelArg::Role::Workspace)
+        arg["allocation"] = a.allocation;
       else
         arg["buffer"] = buffer_name(a.value);
       args.push_back(arg);
     }
+    json allocations = json::array();
+    for (const auto& al : k.allocations)
+      allocations.push_back({{"bytes", formula(al.bytes)}, {"zero_init", al.zero_init}});
     json guards = json::array();
     for (const auto& g : k.guards)
       guards.push_back({{"kind", guard_kind(g.kind)},
@@ -177,6 +179,7 @@ class ViewBuilder {
             {"grid", grid},
             {"block", block},
             {"dynamic_shared_bytes", formula(k.dynamic_shared_bytes)},
+            {"allocations", allocations},
             {"args", args},
             {"guards", guards},
             {"flags", flags},
@@ -187,14 +190,10 @@ class ViewBuilder {
 
   static const char* guard_kind(KernelGuard::Kind k) {
     switch (k) {
-      case KernelGuard::Kind::IndexWidth:
-        return "index_width";
-      case KernelGuard::Kind::SymbolRange:
-        return "symbol_range";
-      case KernelGuard::Kind::LaunchLimit:
-        return "launch_limit";
-      case KernelGuard::Kind::Other:
-        return "other";
+      case KernelGuard::Kind::IndexWidth: return "index_width";
+      case KernelGuard::Kind::SymbolRange: return "symbol_range";
+      case KernelGuard::Kind::LaunchLimit: return "launch_limit";
+      case KernelGuard::Kind::Other: return "other";
     }
     return "?";
   }

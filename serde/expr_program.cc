@@ -31,8 +31,7 @@ uint32_t ProgramBuilder::slot(const Expr& e) {
     return emit(op, a, b, 0, 0);
   };
   switch (e.op()) {
-    case ExprOp::Const:
-      break;
+    case ExprOp::Const: break;
     case ExprOp::Sym: {
       FUSERC_CHECK(!e.is_index(), "index variable '" + e.name() + "' in a package expression");
       auto it = std::find(symbols_.begin(), symbols_.end(), e.name());
@@ -55,33 +54,15 @@ uint32_t ProgramBuilder::slot(const Expr& e) {
       if (e.value() != 1) s = emit(fb::Opcode::Mul, s, constant(e.value()), 0, 0);
       break;
     }
-    case ExprOp::FloorDiv:
-      s = binary(fb::Opcode::FloorDiv);
-      break;
-    case ExprOp::CeilDiv:
-      s = binary(fb::Opcode::CeilDiv);
-      break;
-    case ExprOp::Mod:
-      s = binary(fb::Opcode::Mod);
-      break;
-    case ExprOp::Min:
-      s = binary(fb::Opcode::Min);
-      break;
-    case ExprOp::Max:
-      s = binary(fb::Opcode::Max);
-      break;
-    case ExprOp::Lt:
-      s = binary(fb::Opcode::Lt);
-      break;
-    case ExprOp::Le:
-      s = binary(fb::Opcode::Le);
-      break;
-    case ExprOp::Eq:
-      s = binary(fb::Opcode::Eq);
-      break;
-    case ExprOp::Ne:
-      s = binary(fb::Opcode::Ne);
-      break;
+    case ExprOp::FloorDiv: s = binary(fb::Opcode::FloorDiv); break;
+    case ExprOp::CeilDiv: s = binary(fb::Opcode::CeilDiv); break;
+    case ExprOp::Mod: s = binary(fb::Opcode::Mod); break;
+    case ExprOp::Min: s = binary(fb::Opcode::Min); break;
+    case ExprOp::Max: s = binary(fb::Opcode::Max); break;
+    case ExprOp::Lt: s = binary(fb::Opcode::Lt); break;
+    case ExprOp::Le: s = binary(fb::Opcode::Le); break;
+    case ExprOp::Eq: s = binary(fb::Opcode::Eq); break;
+    case ExprOp::Ne: s = binary(fb::Opcode::Ne); break;
     case ExprOp::Select: {
       uint32_t c = slot(e.args()[0]);
       uint32_t t = slot(e.args()[1]);

@@ -192,17 +192,13 @@ void PackageView::check_consistency() const {
     const fb::Instr* in = m.program()->Get(i);
     int arity = 2;
     switch (in->op()) {
-      case fb::Opcode::Const:
-        arity = 0;
-        break;
+      case fb::Opcode::Const: arity = 0; break;
       case fb::Opcode::Symbol:
         arity = 0;
         need(in->imm() >= 0 && static_cast<size_t>(in->imm()) < nsym,
              "a program slot names an unknown symbol");
         break;
-      case fb::Opcode::Select:
-        arity = 3;
-        break;
+      case fb::Opcode::Select: arity = 3; break;
       default:
         need(in->op() >= fb::Opcode::Add && in->op() <= fb::Opcode::Ne,
              "a program slot has an unknown opcode");
@@ -258,6 +254,8 @@ void PackageView::check_consistency() const {
     for (uint32_t s : *k->grid()) slot_ok(s);
     for (uint32_t s : *k->block()) slot_ok(s);
     slot_ok(k->dynamic_smem_slot());
+    if (k->allocations())
+      for (const auto* al : *k->allocations()) slot_ok(al->bytes_slot());
     for (const auto* g : *k->guards()) {
       slot_ok(g->slot());
       need(g->message() != nullptr, "a kernel has a guard without a message");
@@ -268,9 +266,12 @@ void PackageView::check_consistency() const {
       index_ok(a->buffer(), nbuf, "a kernel argument is in an unknown buffer");
       index_ok(a->input(), nin, "a kernel argument comes from an unknown input");
       index_ok(a->symbol(), nsym, "a kernel argument names an unknown symbol");
-      bool pointer = a->role() == fb::ArgRole::Input || a->role() == fb::ArgRole::Output ||
-                     a->role() == fb::ArgRole::Workspace;
-      need(!pointer || a->buffer() >= 0, "a tensor argument has no buffer");
+      bool tensor = a->role() == fb::ArgRole::Input || a->role() == fb::ArgRole::Output;
+      need(!tensor || a->buffer() >= 0, "a tensor argument has no buffer");
+      need(a->role() != fb::ArgRole::Workspace ||
+               (k->allocations() && a->allocation() >= 0 &&
+                static_cast<size_t>(a->allocation()) < k->allocations()->size()),
+           "a workspace argument has no allocation");
       need(a->role() != fb::ArgRole::Scalar || a->input() >= 0, "a scalar argument has no input");
       need(a->role() != fb::ArgRole::Symbol || a->symbol() >= 0, "a symbol argument has no symbol");
     }

@@ -20,42 +20,30 @@ fb::DType to_fb(DType d) {
 
 fb::ArgRole to_fb(KernelArg::Role r) {
   switch (r) {
-    case KernelArg::Role::Input:
-      return fb::ArgRole::Input;
-    case KernelArg::Role::Output:
-      return fb::ArgRole::Output;
-    case KernelArg::Role::Scalar:
-      return fb::ArgRole::Scalar;
-    case KernelArg::Role::Symbol:
-      return fb::ArgRole::Symbol;
-    case KernelArg::Role::Workspace:
-      return fb::ArgRole::Workspace;
+    case KernelArg::Role::Input: return fb::ArgRole::Input;
+    case KernelArg::Role::Output: return fb::ArgRole::Output;
+    case KernelArg::Role::Scalar: return fb::ArgRole::Scalar;
+    case KernelArg::Role::Symbol: return fb::ArgRole::Symbol;
+    case KernelArg::Role::Workspace: return fb::ArgRole::Workspace;
   }
   FUSERC_UNREACHABLE("bad arg role");
 }
 
 fb::GuardKind to_fb(KernelGuard::Kind k) {
   switch (k) {
-    case KernelGuard::Kind::IndexWidth:
-      return fb::GuardKind::IndexWidth;
-    case KernelGuard::Kind::SymbolRange:
-      return fb::GuardKind::SymbolRange;
-    case KernelGuard::Kind::LaunchLimit:
-      return fb::GuardKind::LaunchLimit;
-    case KernelGuard::Kind::Other:
-      return fb::GuardKind::Other;
+    case KernelGuard::Kind::IndexWidth: return fb::GuardKind::IndexWidth;
+    case KernelGuard::Kind::SymbolRange: return fb::GuardKind::SymbolRange;
+    case KernelGuard::Kind::LaunchLimit: return fb::GuardKind::LaunchLimit;
+    case KernelGuard::Kind::Other: return fb::GuardKind::Other;
   }
   FUSERC_UNREACHABLE("bad guard kind");
 }
 
 fb::BufferKind to_fb(BufferInfo::Kind k) {
   switch (k) {
-    case BufferInfo::Kind::Input:
-      return fb::BufferKind::Input;
-    case BufferInfo::Kind::Output:
-      return fb::BufferKind::Output;
-    case BufferInfo::Kind::Intermediate:
-      return fb::BufferKind::Intermediate;
+    case BufferInfo::Kind::Input: return fb::BufferKind::Input;
+    case BufferInfo::Kind::Output: return fb::BufferKind::Output;
+    case BufferInfo::Kind::Intermediate: return fb::BufferKind::Intermediate;
   }
   FUSERC_UNREACHABLE("bad buffer kind");
 }
@@ -219,10 +207,11 @@ class MetadataWriter {
         symbol = symbol_index(a.symbol);
       else if (a.role == KernelArg::Role::Scalar)
         input = f_.value(a.value).input_index;
-      else
+      else if (a.role != KernelArg::Role::Workspace)
         buffer = buffer_index(a.value);
       args.push_back(fb::CreateKernelArg(b_, b_.CreateString(a.name), to_fb(a.role), to_fb(a.dtype),
-                                         buffer, input, symbol, b_.CreateString(a.c_type)));
+                                         buffer, input, symbol, b_.CreateString(a.c_type),
+                                         a.allocation));
     }
     std::vector<uint32_t> grid = {program_.slot(k.grid[0]), program_.slot(k.grid[1]),
                                   program_.slot(k.grid[2])};
@@ -255,7 +244,10 @@ class MetadataWriter {
     auto guards_v = b_.CreateVector(guards);
     auto bins_v = b_.CreateVector(binaries);
     auto opts_v = b_.CreateVector(options);
-    auto allocs_v = b_.CreateVector(std::vector<fbs::Offset<fb::Allocation>>{});
+    std::vector<fbs::Offset<fb::Allocation>> allocs;
+    for (const auto& al : k.allocations)
+      allocs.push_back(fb::CreateAllocation(b_, program_.slot(al.bytes), al.zero_init));
+    auto allocs_v = b_.CreateVector(allocs);
     fb::KernelBuilder kb(b_);
     kb.add_name(name);
     kb.add_scheduler(sched);

@@ -1,5 +1,6 @@
 #include "codegen/cuda/cuda_emitter.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -24,24 +25,17 @@ const std::string& preamble() {
 
 const char* c_type(kir::Type t) {
   switch (t) {
-    case kir::Type::Bool:
-      return "bool";
-    case kir::Type::Int32:
-      return "int";
-    case kir::Type::Int64:
-      return "long long";
-    case kir::Type::Float:
-      return "float";
-    case kir::Type::Double:
-      return "double";
-    case kir::Type::Half:
-      return "__half";
-    case kir::Type::BFloat16:
-      return "__nv_bfloat16";
-    case kir::Type::UInt32:
-      return "unsigned int";
-    case kir::Type::UInt64:
-      return "unsigned long long";
+    case kir::Type::Bool: return "bool";
+    case kir::Type::Int32: return "int";
+    case kir::Type::Int64: return "long long";
+    case kir::Type::Float: return "float";
+    case kir::Type::Double: return "double";
+    case kir::Type::Half: return "__half";
+    case kir::Type::BFloat16: return "__nv_bfloat16";
+    case kir::Type::UInt32: return "unsigned int";
+    case kir::Type::UInt64: return "unsigned long long";
+    case kir::Type::WelfordF32: return "fz_welford<float>";
+    case kir::Type::WelfordF64: return "fz_welford<double>";
   }
   FUSERC_UNREACHABLE("bad kernel type");
 }
@@ -49,7 +43,7 @@ const char* c_type(kir::Type t) {
 std::string param_c_type(const kir::Param& p) {
   if (p.kind == kir::Param::Kind::Scalar) return c_type(p.type);
   std::string s = p.is_const ? "const " : "";
-  s += c_type(kir::storage_type_of(p.dtype));
+  s += p.workspace ? c_type(p.element) : c_type(kir::storage_type_of(p.dtype));
   s += "*";
   if (p.restrict) s += " __restrict__";
   return s;
@@ -115,8 +109,7 @@ class IndexPrinter {
       case ExprOp::Const:
         if (e.value() < 0) prec = kMul;
         return constant(e.value());
-      case ExprOp::Sym:
-        return symbol(e);
+      case ExprOp::Sym: return symbol(e);
       case ExprOp::Mul: {
         prec = kMul;
         bool neg;
@@ -161,10 +154,8 @@ class IndexPrinter {
         }
         return "fz_ceildiv(" + print(a) + ", " + print(b) + ")";
       }
-      case ExprOp::Min:
-        return "min(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
-      case ExprOp::Max:
-        return "max(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
+      case ExprOp::Min: return "min(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
+      case ExprOp::Max: return "max(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
       case ExprOp::Lt:
       case ExprOp::Le:
       case ExprOp::Eq:
@@ -213,20 +204,13 @@ class ValuePrinter {
   std::string print(const kir::ValuePtr& v) const {
     using K = kir::Value::Kind;
     switch (v->kind) {
-      case K::Ref:
-        return v->name;
-      case K::Literal:
-        return literal(v->literal, v->type);
-      case K::Index:
-        return index_.print(v->index);
-      case K::Load:
-        return from_storage(v->name + "[" + index_.print(v->index) + "]", v->dtype);
-      case K::Lane:
-        return from_storage(v->name + ".v[" + index_.print(v->index) + "]", v->dtype);
-      case K::Op:
-        return op(*v);
-      case K::Convert:
-        return convert(print(v->operands[0]), v->dtype, v->to);
+      case K::Ref: return v->name;
+      case K::Literal: return literal(v->literal, v->type);
+      case K::Index: return index_.print(v->index);
+      case K::Load: return from_storage(v->name + "[" + index_.print(v->index) + "]", v->dtype);
+      case K::Lane: return from_storage(v->name + ".v[" + index_.print(v->index) + "]", v->dtype);
+      case K::Op: return op(*v);
+      case K::Convert: return convert(primary(v->operands[0]), v->dtype, v->to);
       case K::Call: {
         std::string s = v->name + "(";
         for (size_t i = 0; i < v->operands.size(); ++i)
@@ -241,6 +225,7 @@ class ValuePrinter {
       case K::Select:
         return "(" + print(v->operands[0]) + " ? " + print(v->operands[1]) + " : " +
                print(v->operands[2]) + ")";
+      case K::Element: return v->name + "[" + index_.print(v->index) + "]";
     }
     FUSERC_UNREACHABLE("bad value kind");
   }
@@ -261,6 +246,17 @@ class ValuePrinter {
   IndexPrinter index_;
 
   // Parenthesized unless it is a simple token or a call.
+  // `v` as the operand of a C cast: index arithmetic and operators in parentheses.
+  std::string primary(const kir::ValuePtr& v) const {
+    std::string s = print(v);
+    using K = kir::Value::Kind;
+    bool name = !s.empty();
+    for (char ch : s) name = name && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    bool needs = v->kind == K::Op || v->kind == K::And || v->kind == K::Select ||
+                 (v->kind == K::Index && !name);
+    return needs ? "(" + s + ")" : s;
+  }
+
   std::string wrap(const kir::ValuePtr& v) const {
     std::string s = print(v);
     if (v->kind == kir::Value::Kind::Index && v->index.op() >= ExprOp::Lt) return "(" + s + ")";
@@ -269,12 +265,9 @@ class ValuePrinter {
 
   static std::string literal(const fuserc::Literal& l, kir::Type t) {
     switch (t) {
-      case kir::Type::Bool:
-        return l.as_bool() ? "true" : "false";
-      case kir::Type::Float:
-        return float_literal(l.as_double(), true);
-      case kir::Type::Double:
-        return float_literal(l.as_double(), false);
+      case kir::Type::Bool: return l.as_bool() ? "true" : "false";
+      case kir::Type::Float: return float_literal(l.as_double(), true);
+      case kir::Type::Double: return float_literal(l.as_double(), false);
       case kir::Type::Int32: {
         int64_t v = static_cast<int32_t>(static_cast<uint32_t>(l.as_int()));
         if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
@@ -285,8 +278,7 @@ class ValuePrinter {
         if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
         return std::to_string(v) + "LL";
       }
-      default:
-        break;
+      default: break;
     }
     FUSERC_UNREACHABLE("literal of a storage type");
   }
@@ -319,18 +311,15 @@ class ValuePrinter {
   static std::string convert(const std::string& x, DType from, DType to) {
     ComputeType cf = compute_type(from);
     switch (to) {
-      case DType::Bool:
-        return cf == ComputeType::Bool ? x : "(" + x + " != 0)";
+      case DType::Bool: return cf == ComputeType::Bool ? x : "(" + x + " != 0)";
       case DType::F16:
       case DType::BF16: {
         std::string f = cf == ComputeType::F32 ? x : "(float)" + x;
         return to == DType::F16 ? "__half2float(__float2half_rn(" + f + "))"
                                 : "__bfloat162float(__float2bfloat16_rn(" + f + "))";
       }
-      case DType::F32:
-        return cf == ComputeType::F32 ? x : "(float)" + x;
-      case DType::F64:
-        return cf == ComputeType::F64 ? x : "(double)" + x;
+      case DType::F32: return cf == ComputeType::F32 ? x : "(float)" + x;
+      case DType::F64: return cf == ComputeType::F64 ? x : "(double)" + x;
       case DType::I32:
         if (cf == ComputeType::F32) return "__float2int_rz(" + x + ")";
         if (cf == ComputeType::F64) return "__double2int_rz(" + x + ")";
@@ -343,6 +332,17 @@ class ValuePrinter {
     FUSERC_UNREACHABLE("bad dtype");
   }
 };
+
+// `(x)` as `x` when the parentheses enclose all of it (for if conditions).
+std::string without_outer_parens(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0) return s;  // the first group closes before the end
+  }
+  return s.substr(1, s.size() - 2);
+}
 
 // ---------------------------------------------------------------- statements
 
@@ -372,18 +372,15 @@ class StmtPrinter {
             << ";\n";
         break;
       case K::Declare:
-        out << pad << c_type(s.type) << " " << s.name << ";\n";
+        out << pad << c_type(s.type) << " " << s.name
+            << (s.value ? " = " + values_.print(s.value) : std::string()) << ";\n";
         break;
-      case K::Assign:
-        out << pad << s.name << " = " << values_.print(s.value) << ";\n";
-        break;
+      case K::Assign: out << pad << s.name << " = " << values_.print(s.value) << ";\n"; break;
       case K::Store:
         out << pad << s.buffer << "[" << index_.print(s.index)
             << "] = " << ValuePrinter::to_storage(values_.print(s.value), s.dtype) << ";\n";
         break;
-      case K::VecDeclare:
-        out << pad << vec_type(s.dtype, s.width) << " " << s.name << ";\n";
-        break;
+      case K::VecDeclare: out << pad << vec_type(s.dtype, s.width) << " " << s.name << ";\n"; break;
       case K::VecLoad:
         out << pad << "const " << vec_type(s.dtype, s.width) << " " << s.name
             << " = *reinterpret_cast<const " << vec_type(s.dtype, s.width) << "*>(" << s.buffer
@@ -398,9 +395,11 @@ class StmtPrinter {
             << "] = " << ValuePrinter::to_storage(values_.print(s.value), s.dtype) << ";\n";
         break;
       case K::If: {
-        std::string cond = values_.print(s.cond);
-        if (s.orelse.empty() && s.body.size() == 1 && s.body[0].kind == K::Return) {
-          out << pad << "if (" << cond << ") return;\n";
+        std::string cond = without_outer_parens(values_.print(s.cond));
+        if (s.orelse.empty() && s.body.size() == 1 &&
+            (s.body[0].kind == K::Return || s.body[0].kind == K::Continue)) {
+          out << pad << "if (" << cond << ") "
+              << (s.body[0].kind == K::Return ? "return" : "continue") << ";\n";
           break;
         }
         out << pad << "if (" << cond << ") {\n";
@@ -421,12 +420,20 @@ class StmtPrinter {
         block(s.body, depth + 1, out);
         out << pad << "}\n";
         break;
-      case K::Return:
-        out << pad << "return;\n";
+      case K::Array:
+        out << pad << c_type(s.type) << " " << s.name << "[" << s.width << "];\n";
         break;
-      case K::Comment:
-        out << pad << "// " << s.text << "\n";
+      case K::Shared:
+        out << pad << "__shared__ " << c_type(s.type) << " " << s.name << "[" << s.width
+            << "];\n";
         break;
+      case K::ElementStore:
+        out << pad << s.name << "[" << index_.print(s.index) << "] = " << values_.print(s.value)
+            << ";\n";
+        break;
+      case K::Continue: out << pad << "continue;\n"; break;
+      case K::Return: out << pad << "return;\n"; break;
+      case K::Comment: out << pad << "// " << s.text << "\n"; break;
     }
   }
 };

@@ -222,3 +222,146 @@ __device__ __forceinline__ T fz_fma(T a, T b, T c) {
 }
 __device__ __forceinline__ float fz_fma(float a, float b, float c) { return fmaf(a, b, c); }
 __device__ __forceinline__ double fz_fma(double a, double b, double c) { return fma(a, b, c); }
+
+// ---- reductions
+// Welford's running (mean, m2, count) of a variance, combined with Chan's formula.
+template <typename T>
+struct fz_welford {
+  T mean, m2, n;
+};
+template <typename T>
+__device__ __forceinline__ fz_welford<T> fz_welford_init() {
+  return fz_welford<T>{T(0), T(0), T(0)};
+}
+template <typename T>
+__device__ __forceinline__ fz_welford<T> fz_welford_push(fz_welford<T> a, T x) {
+  const T n = a.n + T(1);
+  const T d = x - a.mean;
+  const T mean = a.mean + d / n;
+  return fz_welford<T>{mean, a.m2 + d * (x - mean), n};
+}
+template <typename T>
+__device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_welford<T> b) {
+  if (b.n == T(0)) return a;
+  if (a.n == T(0)) return b;
+  const T n = a.n + b.n;
+  const T d = b.mean - a.mean;
+  return fz_welford<T>{a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)), n};
+}
+template <typename T>
+__device__ __forceinline__ T fz_welford_var(fz_welford<T> a, T correction) {
+  const T d = a.n - correction;
+  return a.m2 / (d > T(0) ? d : T(0));
+}
+template <typename T>
+__device__ __forceinline__ T fz_welford_mean(fz_welford<T> a) {
+  return a.n > T(0) ? a.mean : a.mean / a.n;  // the mean of nothing is 0 / 0 (NaN)
+}
+
+// Combining operations, as function objects for the reduction helpers below.
+struct fz_sum_op {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+  __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; }
+};
+struct fz_prod_op {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+  __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; }
+};
+struct fz_max_op {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return fz_maximum(a, b); }
+};
+struct fz_min_op {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return fz_minimum(a, b); }
+};
+struct fz_welford_op {
+  template <typename T>
+  __device__ __forceinline__ fz_welford<T> operator()(fz_welford<T> a, fz_welford<T> b) const {
+    return fz_welford_combine(a, b);
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ T fz_shfl_xor(T v, int mask, int width) {
+  return __shfl_xor_sync(0xffffffffu, v, mask, width);
+}
+__device__ __forceinline__ bool fz_shfl_xor(bool v, int mask, int width) {
+  return __shfl_xor_sync(0xffffffffu, (int)v, mask, width) != 0;
+}
+template <typename T>
+__device__ __forceinline__ fz_welford<T> fz_shfl_xor(fz_welford<T> v, int mask, int width) {
+  return fz_welford<T>{fz_shfl_xor(v.mean, mask, width), fz_shfl_xor(v.m2, mask, width),
+                       fz_shfl_xor(v.n, mask, width)};
+}
+
+// Reduces v over the TPR threads of a row (threadIdx.x in [0, TPR) for one threadIdx.y; TPR a
+// power of two): a butterfly of warp shuffles, then, past one warp, shared memory (`smem`
+// holds blockDim.y * TPR / 32 values). Every thread of the row gets the result, always
+// combined in the same order. Every thread of the block must call it.
+template <typename T>
+struct fz_same_type {
+  using type = T;
+};
+template <int TPR, typename T, typename Op>
+__device__ __forceinline__ T fz_row_reduce(T v, Op op, typename fz_same_type<T>::type* smem) {
+  constexpr int kWidth = TPR < 32 ? TPR : 32;
+  for (int m = kWidth / 2; m > 0; m /= 2) v = op(v, fz_shfl_xor(v, m, kWidth));
+  if (TPR <= 32) return v;
+  constexpr int kWarps = TPR / 32;
+  T* s = smem + threadIdx.y * kWarps;
+  if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = v;
+  __syncthreads();
+  T r = s[0];
+  for (int w = 1; w < kWarps; ++w) r = op(r, s[w]);
+  __syncthreads();
+  return r;
+}
+
+// Reduces v over threadIdx.y for each threadIdx.x (blockDim = (TX, TY)); `smem` holds TX * TY
+// values. Every thread gets its column's result. Every thread of the block must call it.
+template <int TX, int TY, typename T, typename Op>
+__device__ __forceinline__ T fz_column_reduce(T v, Op op, T* smem) {
+  smem[threadIdx.y * TX + threadIdx.x] = v;
+  __syncthreads();
+  T r = smem[threadIdx.x];
+  for (int y = 1; y < TY; ++y) r = op(r, smem[y * TX + threadIdx.x]);
+  __syncthreads();
+  return r;
+}
+
+// Grid reductions: every block of a group writes its partial results, then calls this with
+// the group's counter; it returns true in the block that arrives last (which then reads every
+// partial, in order, with fz_load_cg) and leaves the counter at zero again for the next
+// launch. Every thread of the block must call it.
+template <typename I>
+__device__ __forceinline__ bool fz_last_block(unsigned int* counters, I group, unsigned int blocks) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    last = atomicAdd(counters + group, 1u) == blocks - 1;
+    if (last) counters[group] = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
+// A partial written by another block: read from L2 (L1 may hold a stale copy of its line).
+template <typename T, typename I>
+__device__ __forceinline__ T fz_load_cg(const T* base, I index) {
+  const T* p = base + index;
+  if constexpr (sizeof(T) % 4 == 0) {
+    T r;
+    unsigned int* w = reinterpret_cast<unsigned int*>(&r);
+    const unsigned int* s = reinterpret_cast<const unsigned int*>(p);
+#pragma unroll
+    for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __ldcg(s + i);
+    return r;
+  } else {
+    return *reinterpret_cast<const volatile T*>(p);
+  }
+}

@@ -8,30 +8,22 @@ namespace fuserc::kir {
 
 Type compute_type_of(DType t) {
   switch (t) {
-    case DType::Bool:
-      return Type::Bool;
-    case DType::I32:
-      return Type::Int32;
-    case DType::I64:
-      return Type::Int64;
+    case DType::Bool: return Type::Bool;
+    case DType::I32: return Type::Int32;
+    case DType::I64: return Type::Int64;
     case DType::F16:
     case DType::BF16:
-    case DType::F32:
-      return Type::Float;
-    case DType::F64:
-      return Type::Double;
+    case DType::F32: return Type::Float;
+    case DType::F64: return Type::Double;
   }
   FUSERC_UNREACHABLE("bad dtype");
 }
 
 Type storage_type_of(DType t) {
   switch (t) {
-    case DType::F16:
-      return Type::Half;
-    case DType::BF16:
-      return Type::BFloat16;
-    default:
-      return compute_type_of(t);
+    case DType::F16: return Type::Half;
+    case DType::BF16: return Type::BFloat16;
+    default: return compute_type_of(t);
   }
 }
 
@@ -136,11 +128,12 @@ Stmt let(Type type, const std::string& name, ValuePtr value) {
   return s;
 }
 
-Stmt declare(Type type, const std::string& name) {
+Stmt declare(Type type, const std::string& name, ValuePtr initial) {
   Stmt s;
   s.kind = Stmt::Kind::Declare;
   s.type = type;
   s.name = name;
+  s.value = std::move(initial);
   return s;
 }
 
@@ -223,6 +216,45 @@ Stmt for_loop(Type type, const std::string& var, const Expr& begin, const Expr& 
   return s;
 }
 
+ValuePtr element(const std::string& array, const Expr& index, Type type) {
+  Value v;
+  v.kind = Value::Kind::Element;
+  v.name = array;
+  v.index = index;
+  v.type = type;
+  return make(std::move(v));
+}
+
+Stmt array(Type type, const std::string& name, int width) {
+  Stmt s;
+  s.kind = Stmt::Kind::Array;
+  s.type = type;
+  s.name = name;
+  s.width = width;
+  return s;
+}
+
+Stmt shared_array(Type type, const std::string& name, int width) {
+  Stmt s = array(type, name, width);
+  s.kind = Stmt::Kind::Shared;
+  return s;
+}
+
+Stmt element_store(const std::string& array_name, const Expr& index, ValuePtr value) {
+  Stmt s;
+  s.kind = Stmt::Kind::ElementStore;
+  s.name = array_name;
+  s.index = index;
+  s.value = std::move(value);
+  return s;
+}
+
+Stmt continue_loop() {
+  Stmt s;
+  s.kind = Stmt::Kind::Continue;
+  return s;
+}
+
 Stmt ret() {
   Stmt s;
   s.kind = Stmt::Kind::Return;
@@ -242,24 +274,17 @@ namespace {
 
 const char* type_name(Type t) {
   switch (t) {
-    case Type::Bool:
-      return "bool";
-    case Type::Int32:
-      return "i32";
-    case Type::Int64:
-      return "i64";
-    case Type::Float:
-      return "f32";
-    case Type::Double:
-      return "f64";
-    case Type::Half:
-      return "f16s";
-    case Type::BFloat16:
-      return "bf16s";
-    case Type::UInt32:
-      return "u32";
-    case Type::UInt64:
-      return "u64";
+    case Type::Bool: return "bool";
+    case Type::Int32: return "i32";
+    case Type::Int64: return "i64";
+    case Type::Float: return "f32";
+    case Type::Double: return "f64";
+    case Type::Half: return "f16s";
+    case Type::BFloat16: return "bf16s";
+    case Type::UInt32: return "u32";
+    case Type::UInt64: return "u64";
+    case Type::WelfordF32: return "welford.f32";
+    case Type::WelfordF64: return "welford.f64";
   }
   return "?";
 }
@@ -269,28 +294,22 @@ std::string value_text(const ValuePtr& v) {
   for (size_t i = 0; i < v->operands.size(); ++i)
     args += (i ? ", " : "") + value_text(v->operands[i]);
   switch (v->kind) {
-    case Value::Kind::Ref:
-      return v->name;
-    case Value::Kind::Literal:
-      return v->literal.str() + ":" + type_name(v->type);
-    case Value::Kind::Index:
-      return "{" + v->index.str() + "}";
+    case Value::Kind::Ref: return v->name;
+    case Value::Kind::Literal: return v->literal.str() + ":" + type_name(v->type);
+    case Value::Kind::Index: return "{" + v->index.str() + "}";
     case Value::Kind::Load:
       return std::string("load.") + dtype_name(v->dtype) + " " + v->name + "[" + v->index.str() +
              "]";
-    case Value::Kind::Lane:
-      return v->name + ".v[" + v->index.str() + "]";
+    case Value::Kind::Lane: return v->name + ".v[" + v->index.str() + "]";
     case Value::Kind::Op:
       return std::string(op_name(v->op)) + "." + dtype_name(v->dtype) + "(" + args + ")";
     case Value::Kind::Convert:
       return std::string("convert.") + dtype_name(v->dtype) + "->" + dtype_name(v->to) + "(" +
              args + ")";
-    case Value::Kind::Call:
-      return v->name + "(" + args + ")";
-    case Value::Kind::And:
-      return "and(" + args + ")";
-    case Value::Kind::Select:
-      return "select(" + args + ")";
+    case Value::Kind::Call: return v->name + "(" + args + ")";
+    case Value::Kind::And: return "and(" + args + ")";
+    case Value::Kind::Select: return "select(" + args + ")";
+    case Value::Kind::Element: return v->name + "[" + v->index.str() + "]";
   }
   return "?";
 }
@@ -304,11 +323,10 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
             << "\n";
         break;
       case Stmt::Kind::Declare:
-        out << pad << "var " << s.name << ": " << type_name(s.type) << "\n";
+        out << pad << "var " << s.name << ": " << type_name(s.type)
+            << (s.value ? " = " + value_text(s.value) : std::string()) << "\n";
         break;
-      case Stmt::Kind::Assign:
-        out << pad << s.name << " = " << value_text(s.value) << "\n";
-        break;
+      case Stmt::Kind::Assign: out << pad << s.name << " = " << value_text(s.value) << "\n"; break;
       case Stmt::Kind::Store:
         out << pad << "store." << dtype_name(s.dtype) << " " << s.buffer << "[" << s.index.str()
             << "] = " << value_text(s.value) << "\n";
@@ -341,12 +359,18 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
             << "\n";
         block_text(s.body, depth + 1, out);
         break;
-      case Stmt::Kind::Return:
-        out << pad << "return\n";
+      case Stmt::Kind::Array:
+        out << pad << "array " << s.name << ": " << type_name(s.type) << "x" << s.width << "\n";
         break;
-      case Stmt::Kind::Comment:
-        out << pad << "# " << s.text << "\n";
+      case Stmt::Kind::Shared:
+        out << pad << "shared " << s.name << ": " << type_name(s.type) << "x" << s.width << "\n";
         break;
+      case Stmt::Kind::ElementStore:
+        out << pad << s.name << "[" << s.index.str() << "] = " << value_text(s.value) << "\n";
+        break;
+      case Stmt::Kind::Continue: out << pad << "continue\n"; break;
+      case Stmt::Kind::Return: out << pad << "return\n"; break;
+      case Stmt::Kind::Comment: out << pad << "# " << s.text << "\n"; break;
     }
   }
 }

@@ -16,7 +16,19 @@
 namespace fuserc::kir {
 
 // The C types kernel values have.
-enum class Type : uint8_t { Bool, Int32, Int64, Float, Double, Half, BFloat16, UInt32, UInt64 };
+enum class Type : uint8_t {
+  Bool,
+  Int32,
+  Int64,
+  Float,
+  Double,
+  Half,
+  BFloat16,
+  UInt32,
+  UInt64,
+  WelfordF32,
+  WelfordF64,  // running (mean, m2, count) of a variance, in float or double
+};
 
 // The type a value of a dtype is computed in (f16/bf16 in float) and stored as.
 Type compute_type_of(DType t);
@@ -40,6 +52,7 @@ struct Value {
     Call,     // a helper function `name` applied to the operands
     And,      // all operands (bool) true
     Select,   // operands[0] ? operands[1] : operands[2]
+    Element,  // name[index] of a local or shared array (or a pointer parameter), as stored
   };
   Kind kind = Kind::Literal;
   Type type = Type::Float;
@@ -62,23 +75,28 @@ ValuePtr op(OpKind kind, DType computation, Type type, std::vector<ValuePtr> ope
 ValuePtr convert(const ValuePtr& v, DType from, DType to);
 ValuePtr call(const std::string& fn, Type type, std::vector<ValuePtr> operands);
 ValuePtr all_of(std::vector<ValuePtr> conditions);
+ValuePtr element(const std::string& array, const Expr& index, Type type);
 
 struct Stmt;
 using Block = std::vector<Stmt>;
 
 struct Stmt {
   enum class Kind : uint8_t {
-    Let,         // const type name = value;
-    Declare,     // type name;  (assigned in branches)
-    Assign,      // name = value;
-    Store,       // buffer[index] = value, converted to the storage of `dtype`
-    VecDeclare,  // a vector local of `width` elements of `dtype`
-    VecLoad,     // const vector local `name` = width elements of buffer from index
-    VecStore,    // width elements of vector local `name` to buffer from index
-    LaneStore,   // name.v[index] = value, converted to the storage of `dtype`
-    If,          // if (cond) body else orelse
-    For,         // for (loop_type name = begin; name < end; name += step) body
+    Let,           // const type name = value;
+    Declare,       // type name;  or  type name = value;  (a variable, assigned later)
+    Assign,        // name = value;
+    Store,         // buffer[index] = value, converted to the storage of `dtype`
+    VecDeclare,    // a vector local of `width` elements of `dtype`
+    VecLoad,       // const vector local `name` = width elements of buffer from index
+    VecStore,      // width elements of vector local `name` to buffer from index
+    LaneStore,     // name.v[index] = value, converted to the storage of `dtype`
+    Array,         // type name[width];  (registers)
+    Shared,        // __shared__ type name[width];
+    ElementStore,  // name[index] = value  (an array, or a pointer parameter, as is)
+    If,            // if (cond) body else orelse
+    For,           // for (loop_type name = begin; name < end; name += step) body
     Return,
+    Continue,
     Comment,  // a line of text
   };
   Kind kind = Kind::Comment;
@@ -98,7 +116,7 @@ struct Stmt {
 
 // Statement constructors.
 Stmt let(Type type, const std::string& name, ValuePtr value);
-Stmt declare(Type type, const std::string& name);
+Stmt declare(Type type, const std::string& name, ValuePtr initial = nullptr);
 Stmt assign(const std::string& name, ValuePtr value);
 Stmt store(const std::string& buffer, const Expr& offset, DType dtype, ValuePtr value);
 Stmt vec_declare(const std::string& name, DType dtype, int width);
@@ -110,7 +128,11 @@ Stmt lane_store(const std::string& vector, const Expr& lane, DType dtype, ValueP
 Stmt if_then(ValuePtr cond, Block body, Block orelse = {});
 Stmt for_loop(Type type, const std::string& var, const Expr& begin, const Expr& end, Block body,
               bool unroll = false, const Expr& step = Expr(1));
+Stmt array(Type type, const std::string& name, int width);
+Stmt shared_array(Type type, const std::string& name, int width);
+Stmt element_store(const std::string& array, const Expr& index, ValuePtr value);
 Stmt ret();
+Stmt continue_loop();
 Stmt comment(const std::string& text);
 
 struct Param {
@@ -120,6 +142,8 @@ struct Param {
   Type type = Type::Float;   // the C type of a scalar parameter
   bool is_const = true;      // pointer to const
   bool restrict = true;      // no other parameter points into the same buffer
+  Type element = Type::Float;  // a workspace pointer's element type (when `workspace`)
+  bool workspace = false;      // a pointer to kernel-private scratch (partials, semaphores)
 };
 
 struct Kernel {

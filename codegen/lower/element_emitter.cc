@@ -70,11 +70,23 @@ bool ElementEmitter::uses_lane(const Expr& e) const {
   return false;
 }
 
+void ElementEmitter::clear_overrides_of_kind(ENode::Kind kind) {
+  for (auto it = overrides_.begin(); it != overrides_.end();) {
+    if (graph_.node(it->first).kind == kind)
+      it = overrides_.erase(it);
+    else
+      ++it;
+  }
+}
+
 bool ElementEmitter::depends_on_lane(int id) {
   if (!hoist_to_) return false;
   if (auto it = lane_dependent_.find(id); it != lane_dependent_.end()) return it->second;
   const ENode& n = graph_.node(id);
   bool dep = vector_loads_.count(id) > 0;
+  // A cached load is an array element indexed by the lane.
+  if (auto o = overrides_.find(id); o != overrides_.end() && n.kind == ENode::Kind::Load)
+    dep = true;
   if (n.kind == ENode::Kind::Load) dep = dep || uses_lane(coords_(n.offset));
   if (n.kind == ENode::Kind::Iota || n.kind == ENode::Kind::Rand)
     dep = dep || uses_lane(coords_(n.index));
@@ -103,6 +115,7 @@ std::string ElementEmitter::local_name(int id) {
 
 kir::ValuePtr ElementEmitter::emit(int id, kir::Block& block) {
   FUSERC_CHECK(!scopes_.empty(), "element emission outside a scope");
+  if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
   if (auto v = lookup(id)) return v;
   const ENode& n = graph_.node(id);
   // Literals and scalar parameters are used where they are needed, without a local.
@@ -161,10 +174,8 @@ kir::ValuePtr ElementEmitter::compute(int id, kir::Block& block) {
         return kir::lane(it->second, lane_, n.dtype, type);
       return kir::load(param_of_(n.value), coords_(n.offset), n.dtype, type);
     }
-    case ENode::Kind::Scalar:
-      return kir::ref(param_of_(n.value), type);
-    case ENode::Kind::Op:
-      return kir::op(n.op, n.computation, type, operands());
+    case ENode::Kind::Scalar: return kir::ref(param_of_(n.value), type);
+    case ENode::Kind::Op: return kir::op(n.op, n.computation, type, operands());
     case ENode::Kind::Convert: {
       auto ops = operands();
       return kir::convert(ops[0], graph_.node(n.args[0]).dtype, n.dtype);
@@ -194,9 +205,9 @@ kir::ValuePtr ElementEmitter::compute(int id, kir::Block& block) {
     }
     case ENode::Kind::Literal:
     case ENode::Kind::Cond:
-      break;
+    case ENode::Kind::Reduced: break;
   }
-  FUSERC_UNREACHABLE("element node kind not emitted here");
+  FUSERC_UNREACHABLE("element node kind not emitted here (a reduction result without a value?)");
 }
 
 }  // namespace fuserc::lower

@@ -47,6 +47,10 @@ class ElementEmitter {
   void begin_scope(kir::Block& block) { scopes_.push_back({&block, {}}); }
   void end_scope() { scopes_.pop_back(); }
 
+  // Values to use for nodes instead of computing them (reduction results, cached loads).
+  void set_override(int node, kir::ValuePtr value) { overrides_[node] = std::move(value); }
+  void clear_overrides_of_kind(ENode::Kind kind);
+
   // Emits `node` (and what it needs) into `block` (the block of the innermost scope, or a
   // branch being built); returns the value to use.
   kir::ValuePtr emit(int node, kir::Block& block);
@@ -67,6 +71,7 @@ class ElementEmitter {
   kir::Block* hoist_to_ = nullptr;
   std::map<int, std::string> vector_loads_;
   std::map<int, bool> lane_dependent_;
+  std::map<int, kir::ValuePtr> overrides_;
 
   // Emitted nodes per open scope; scope 0 is the hoisting target when there is one.
   struct Scope {

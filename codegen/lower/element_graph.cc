@@ -113,10 +113,25 @@ int ElementGraph::promote(int node, DType computation) {
   return add(std::move(n));
 }
 
+void ElementGraph::set_reduced(ValueId v, int reduction, int output, std::vector<Expr> row_coords) {
+  reduced_[v] = ReducedValue{reduction, output, std::move(row_coords)};
+}
+
 int ElementGraph::compute(ValueId v, const std::vector<Expr>& coords) {
   const Value& val = f_.value(v);
   FUSERC_CHECK(coords.size() == val.shape.size(),
                "value_at " + val.name + ": coordinates do not match the rank");
+  if (auto it = reduced_.find(v); it != reduced_.end()) {
+    FUSERC_CHECK(coords == it->second.row_coords,
+                 "the reduction result '" + val.name + "' is read outside its row");
+    ENode n;
+    n.kind = ENode::Kind::Reduced;
+    n.value = v;
+    n.dtype = val.dtype;
+    n.reduction = it->second.reduction;
+    n.output = it->second.output;
+    return add(std::move(n));
+  }
   if (in_memory_[v]) {
     ENode n;
     n.value = v;
@@ -179,8 +194,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
   const OpAttrs& a = op.attrs;
   auto arg = [&](size_t i) -> const Value& { return f_.value(op.args[i].value); };
   switch (op.kind) {
-    case OpKind::SegmentSet:
-      return value_at(op.args[0].value, coords);
+    case OpKind::SegmentSet: return value_at(op.args[0].value, coords);
     case OpKind::BroadcastInDim: {
       const Value& x = arg(0);
       std::vector<Expr> c;
@@ -188,8 +202,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
         c.push_back(x.shape[i].is_const(1) ? Expr(0) : coords[a.broadcast_dims[i]]);
       return value_at(op.args[0].value, c);
     }
-    case OpKind::Expand:
-      return value_at(op.args[0].value, broadcast_coords(coords, arg(0).shape));
+    case OpKind::Expand: return value_at(op.args[0].value, broadcast_coords(coords, arg(0).shape));
     case OpKind::Permute: {
       std::vector<Expr> c(coords.size());
       for (size_t j = 0; j < coords.size(); ++j) c[a.dims[j]] = coords[j];
@@ -266,8 +279,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
       }
       return result;
     }
-    case OpKind::Full:
-      return literal(a.value, out.dtype);
+    case OpKind::Full: return literal(a.value, out.dtype);
     case OpKind::Iota: {
       ENode n;
       n.kind = ENode::Kind::Iota;
@@ -287,8 +299,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
       n.args = {value_at(op.args[0].value, {}), value_at(op.args[1].value, {})};
       return add(std::move(n));
     }
-    default:
-      break;
+    default: break;
   }
   FUSERC_UNREACHABLE(std::string("index propagation through op ") + op_name(op.kind));
 }

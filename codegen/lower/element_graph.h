@@ -24,6 +24,7 @@ struct ENode {
     Cond,     // every `predicate` holds ? args[0] : args[1]  (evaluated lazily)
     Iota,     // start + step * index
     Rand,     // `op` (Rand or Randn) of seed args[0] and offset args[1] at linear `index`
+    Reduced,  // result `output` of reduction `reduction` for the current row
   };
   Kind kind = Kind::Literal;
   DType dtype = DType::F32;        // the dtype of the result
@@ -33,9 +34,10 @@ struct ENode {
   OpKind op = OpKind::Add;         // Op, Rand
   DType computation = DType::F32;  // Op: the dtype its operands are combined in
   std::vector<int> args;
-  std::vector<Expr> predicate;  // Cond
-  Expr index;                   // Iota, Rand
-  fuserc::Literal start, step;  // Iota
+  std::vector<Expr> predicate;     // Cond
+  Expr index;                      // Iota, Rand
+  fuserc::Literal start, step;     // Iota
+  int reduction = -1, output = 0;  // Reduced
 };
 
 class ElementGraph {
@@ -46,6 +48,10 @@ class ElementGraph {
   // The node computing value `v` at `coords` (one Expr per dimension of v).
   int value_at(ValueId v, const std::vector<Expr>& coords);
 
+  // Declares `v` as result `output` of reduction `reduction` of a reduction kernel: it is read
+  // only at `row_coords` (the current row), where it is a Reduced node.
+  void set_reduced(ValueId v, int reduction, int output, std::vector<Expr> row_coords);
+
   const ENode& node(int id) const { return nodes_[id]; }
   const std::vector<ENode>& nodes() const { return nodes_; }
 
@@ -55,6 +61,11 @@ class ElementGraph {
  private:
   const Fusion& f_;
   std::vector<bool> in_memory_;
+  struct ReducedValue {
+    int reduction, output;
+    std::vector<Expr> row_coords;
+  };
+  std::map<ValueId, ReducedValue> reduced_;
   std::vector<ENode> nodes_;
   struct KeyLess {
     bool operator()(const std::pair<ValueId, std::vector<Expr>>& a,

@@ -6,6 +6,7 @@
 
 #include "codegen/lower/element_emitter.h"
 #include "codegen/lower/element_graph.h"
+#include "codegen/lower/lowering_common.h"
 #include "core/base/diagnostics.h"
 
 namespace fuserc::lower {
@@ -13,15 +14,6 @@ namespace {
 
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridY = 65535;
-
-// Substitutes the graph's coordinate variables.
-Expr subst(const Expr& e, const std::map<std::string, Expr>& m) {
-  return substitute(e, [&](const std::string& s) -> std::optional<Expr> {
-    auto it = m.find(s);
-    if (it == m.end()) return std::nullopt;
-    return it->second;
-  });
-}
 
 std::map<std::string, Expr> coord_map(const std::vector<Expr>& coords,
                                       const std::vector<Expr>& values) {
@@ -52,31 +44,6 @@ Expr lane_zero(const Expr& offset, const Expr& lane) {
   });
 }
 
-// The number of elements an access to `v` can reach: numel, or with strides the largest
-// offset plus one.
-Expr addressable_extent(const Value& v) {
-  if (v.strides.empty()) return v.numel();
-  Expr last(0);
-  for (size_t d = 0; d < v.shape.size(); ++d) last = last + (v.shape[d] - 1) * v.strides[d];
-  return last + 1;
-}
-
-std::string op_listing(const Fusion& f, const Segment& s) {
-  std::string out;
-  for (int k : s.ops) {
-    const Op& op = f.ops[k];
-    std::string args;
-    for (const auto& a : op.args)
-      args +=
-          (args.empty() ? "" : ", ") + (a.is_literal() ? a.literal.str() : f.value(a.value).name);
-    std::string outs;
-    for (ValueId o : op.outs) outs += (outs.empty() ? "" : ", ") + f.value(o).name;
-    std::string name = op.kind == OpKind::GeluTanh ? "gelu_tanh" : op_name(op.kind);
-    out += (out.empty() ? "" : "; ") + outs + " = " + name + "(" + args + ")";
-  }
-  return out;
-}
-
 // An index condition as a kernel value, or nothing when it always holds. `always_false` is
 // set when it never holds.
 std::optional<kir::ValuePtr> condition(const Expr& e, bool* always_false = nullptr) {
@@ -85,16 +52,6 @@ std::optional<kir::ValuePtr> condition(const Expr& e, bool* always_false = nullp
     return std::nullopt;
   }
   return kir::index_value(e, kir::Type::Bool);
-}
-
-// `body` guarded by `cond` (inline when it always holds, nothing when it never does).
-void append_guarded(kir::Block& out, const Expr& cond, kir::Block body) {
-  if (cond.is_const(0)) return;
-  if (cond.is_const()) {
-    for (auto& s : body) out.push_back(std::move(s));
-    return;
-  }
-  out.push_back(kir::if_then(kir::index_value(cond, kir::Type::Bool), std::move(body)));
 }
 
 // Names of the kernel's index locals, chosen so that no graph name is shadowed.
@@ -240,10 +197,7 @@ class PointwiseLowering {
     ks.index64 = index64;
 
     NameTable names;
-    for (const auto& s : f_.symbols) names.reserve(s.name);
-    std::map<ValueId, std::string> param_name;
-    for (ValueId v : seg_.inputs) param_name[v] = names.fresh(f_.value(v).name);
-    for (ValueId v : seg_.outputs) param_name[v] = names.fresh(f_.value(v).name);
+    std::map<ValueId, std::string> param_name = name_segment_params(f_, seg_, names);
     auto param_of = [&](ValueId v) { return param_name.at(v); };
     ix_ = IndexNames{names.fresh("base"), names.fresh("i"),   names.fresh("lane"),
                      names.fresh("row"),  names.fresh("col"), names.fresh("j")};
@@ -251,56 +205,8 @@ class PointwiseLowering {
     k.body = plan_.two_d ? body_2d(names, param_of, k.index_type)
                          : body_1d(names, param_of, k.index_type);
 
-    // Parameters: tensors read, scalars, tensors written, then the symbols used.
-    std::set<ValueId> aliased;
-    for (const auto& [o, in] : f_.aliases) aliased.insert(o), aliased.insert(in);
-    auto add_tensor = [&](ValueId v, bool written) {
-      const Value& val = f_.value(v);
-      kir::Param p;
-      p.name = param_name.at(v);
-      KernelArg arg;
-      arg.name = p.name;
-      arg.value = v;
-      arg.dtype = val.dtype;
-      if (val.scalar_input) {
-        p.kind = kir::Param::Kind::Scalar;
-        p.dtype = val.dtype;
-        p.type = kir::compute_type_of(val.dtype);
-        arg.role = KernelArg::Role::Scalar;
-      } else {
-        p.kind = kir::Param::Kind::Pointer;
-        p.dtype = val.dtype;
-        p.is_const = !written;
-        arg.role = written ? KernelArg::Role::Output : KernelArg::Role::Input;
-      }
-      k.params.push_back(p);
-      ks.args.push_back(arg);
-    };
-    for (ValueId v : seg_.inputs)
-      if (!f_.value(v).scalar_input) add_tensor(v, false);
-    for (ValueId v : seg_.inputs)
-      if (f_.value(v).scalar_input) add_tensor(v, false);
-    for (ValueId v : seg_.outputs) add_tensor(v, true);
-    std::set<std::string> used = kir::symbols_used(k.body);
-    for (const auto& s : f_.symbols) {
-      if (!used.count(s.name)) continue;
-      kir::Param p;
-      p.name = s.name;
-      p.kind = kir::Param::Kind::Scalar;
-      p.type = k.index_type;
-      p.dtype = index64 ? DType::I64 : DType::I32;
-      k.params.push_back(p);
-      KernelArg arg;
-      arg.name = s.name;
-      arg.role = KernelArg::Role::Symbol;
-      arg.symbol = s.name;
-      arg.dtype = p.dtype;
-      ks.args.push_back(arg);
-    }
-    // An output written in place shares its buffer with an input: neither may be __restrict__.
-    for (size_t i = 0; i < ks.args.size(); ++i)
-      if (ks.args[i].value != kNoValue && aliased.count(ks.args[i].value))
-        k.params[i].restrict = false;
+    add_tensor_params(f_, seg_, param_name, k, ks);
+    add_symbol_params(f_, k, ks);
 
     // Launch configuration.
     int per_block = params_.block * plan_.vector;

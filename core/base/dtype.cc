@@ -59,17 +59,13 @@ std::optional<DType> parse_safetensors_dtype(std::string_view name) {
 
 ComputeType compute_type(DType t) {
   switch (t) {
-    case DType::Bool:
-      return ComputeType::Bool;
+    case DType::Bool: return ComputeType::Bool;
     case DType::I32:
-    case DType::I64:
-      return ComputeType::I64;
+    case DType::I64: return ComputeType::I64;
     case DType::F16:
     case DType::BF16:
-    case DType::F32:
-      return ComputeType::F32;
-    case DType::F64:
-      return ComputeType::F64;
+    case DType::F32: return ComputeType::F32;
+    case DType::F64: return ComputeType::F64;
   }
   FUSERC_UNREACHABLE("bad dtype");
 }

@@ -85,20 +85,13 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
 double HostTensor::load_f64(int64_t i) const {
   const uint8_t* p = data() + element_offset(*this, i);
   switch (dtype_) {
-    case DType::Bool:
-      return read_as<uint8_t>(p) != 0 ? 1.0 : 0.0;
-    case DType::I32:
-      return static_cast<double>(read_as<int32_t>(p));
-    case DType::I64:
-      return static_cast<double>(read_as<int64_t>(p));
-    case DType::F16:
-      return static_cast<double>(f16_bits_to_float(read_as<uint16_t>(p)));
-    case DType::BF16:
-      return static_cast<double>(bf16_bits_to_float(read_as<uint16_t>(p)));
-    case DType::F32:
-      return static_cast<double>(read_as<float>(p));
-    case DType::F64:
-      return read_as<double>(p);
+    case DType::Bool: return read_as<uint8_t>(p) != 0 ? 1.0 : 0.0;
+    case DType::I32: return static_cast<double>(read_as<int32_t>(p));
+    case DType::I64: return static_cast<double>(read_as<int64_t>(p));
+    case DType::F16: return static_cast<double>(f16_bits_to_float(read_as<uint16_t>(p)));
+    case DType::BF16: return static_cast<double>(bf16_bits_to_float(read_as<uint16_t>(p)));
+    case DType::F32: return static_cast<double>(read_as<float>(p));
+    case DType::F64: return read_as<double>(p);
   }
   FUSERC_UNREACHABLE("bad dtype");
 }
@@ -106,20 +99,13 @@ double HostTensor::load_f64(int64_t i) const {
 float HostTensor::load_f32(int64_t i) const {
   const uint8_t* p = data() + element_offset(*this, i);
   switch (dtype_) {
-    case DType::Bool:
-      return read_as<uint8_t>(p) != 0 ? 1.0f : 0.0f;
-    case DType::I32:
-      return static_cast<float>(read_as<int32_t>(p));
-    case DType::I64:
-      return static_cast<float>(read_as<int64_t>(p));
-    case DType::F16:
-      return f16_bits_to_float(read_as<uint16_t>(p));
-    case DType::BF16:
-      return bf16_bits_to_float(read_as<uint16_t>(p));
-    case DType::F32:
-      return read_as<float>(p);
-    case DType::F64:
-      return double_to_float(read_as<double>(p));
+    case DType::Bool: return read_as<uint8_t>(p) != 0 ? 1.0f : 0.0f;
+    case DType::I32: return static_cast<float>(read_as<int32_t>(p));
+    case DType::I64: return static_cast<float>(read_as<int64_t>(p));
+    case DType::F16: return f16_bits_to_float(read_as<uint16_t>(p));
+    case DType::BF16: return bf16_bits_to_float(read_as<uint16_t>(p));
+    case DType::F32: return read_as<float>(p);
+    case DType::F64: return double_to_float(read_as<double>(p));
   }
   FUSERC_UNREACHABLE("bad dtype");
 }
@@ -127,17 +113,13 @@ float HostTensor::load_f32(int64_t i) const {
 int64_t HostTensor::load_i64(int64_t i) const {
   const uint8_t* p = data() + element_offset(*this, i);
   switch (dtype_) {
-    case DType::Bool:
-      return read_as<uint8_t>(p) != 0 ? 1 : 0;
-    case DType::I32:
-      return read_as<int32_t>(p);
-    case DType::I64:
-      return read_as<int64_t>(p);
+    case DType::Bool: return read_as<uint8_t>(p) != 0 ? 1 : 0;
+    case DType::I32: return read_as<int32_t>(p);
+    case DType::I64: return read_as<int64_t>(p);
     case DType::F16:
     case DType::BF16:
     case DType::F32:
-    case DType::F64:
-      return float_to_int64_saturating(load_f64(i));
+    case DType::F64: return float_to_int64_saturating(load_f64(i));
   }
   FUSERC_UNREACHABLE("bad dtype");
 }
@@ -145,17 +127,13 @@ int64_t HostTensor::load_i64(int64_t i) const {
 bool HostTensor::load_bool(int64_t i) const {
   const uint8_t* p = data() + element_offset(*this, i);
   switch (dtype_) {
-    case DType::Bool:
-      return read_as<uint8_t>(p) != 0;
-    case DType::I32:
-      return read_as<int32_t>(p) != 0;
-    case DType::I64:
-      return read_as<int64_t>(p) != 0;
+    case DType::Bool: return read_as<uint8_t>(p) != 0;
+    case DType::I32: return read_as<int32_t>(p) != 0;
+    case DType::I64: return read_as<int64_t>(p) != 0;
     case DType::F16:
     case DType::BF16:
     case DType::F32:
-    case DType::F64:
-      return load_f64(i) != 0.0;  // NaN != 0 holds: NaN is true
+    case DType::F64: return load_f64(i) != 0.0;  // NaN != 0 holds: NaN is true
   }
   FUSERC_UNREACHABLE("bad dtype");
 }
@@ -163,20 +141,13 @@ bool HostTensor::load_bool(int64_t i) const {
 void HostTensor::store_f64(int64_t i, double v) {
   uint8_t* p = data() + element_offset(*this, i);
   switch (dtype_) {
-    case DType::Bool:
-      return write_as<uint8_t>(p, v != 0.0 ? 1 : 0);
-    case DType::I32:
-      return write_as<int32_t>(p, float_to_int32_saturating(v));
-    case DType::I64:
-      return write_as<int64_t>(p, float_to_int64_saturating(v));
-    case DType::F16:
-      return write_as<uint16_t>(p, float_to_f16_bits(double_to_float(v)));
-    case DType::BF16:
-      return write_as<uint16_t>(p, float_to_bf16_bits(double_to_float(v)));
-    case DType::F32:
-      return write_as<float>(p, double_to_float(v));
-    case DType::F64:
-      return write_as<double>(p, v);
+    case DType::Bool: return write_as<uint8_t>(p, v != 0.0 ? 1 : 0);
+    case DType::I32: return write_as<int32_t>(p, float_to_int32_saturating(v));
+    case DType::I64: return write_as<int64_t>(p, float_to_int64_saturating(v));
+    case DType::F16: return write_as<uint16_t>(p, float_to_f16_bits(double_to_float(v)));
+    case DType::BF16: return write_as<uint16_t>(p, float_to_bf16_bits(double_to_float(v)));
+    case DType::F32: return write_as<float>(p, double_to_float(v));
+    case DType::F64: return write_as<double>(p, v);
   }
   FUSERC_UNREACHABLE("bad dtype");
 }
@@ -189,20 +160,13 @@ void HostTensor::store_f32(int64_t i, float v) {
 void HostTensor::store_i64(int64_t i, int64_t v) {
   uint8_t* p = data() + element_offset(*this, i);
   switch (dtype_) {
-    case DType::Bool:
-      return write_as<uint8_t>(p, v != 0 ? 1 : 0);
-    case DType::I32:
-      return write_as<int32_t>(p, wrap_to_int32(v));
-    case DType::I64:
-      return write_as<int64_t>(p, v);
-    case DType::F16:
-      return write_as<uint16_t>(p, float_to_f16_bits(static_cast<float>(v)));
-    case DType::BF16:
-      return write_as<uint16_t>(p, float_to_bf16_bits(static_cast<float>(v)));
-    case DType::F32:
-      return write_as<float>(p, static_cast<float>(v));
-    case DType::F64:
-      return write_as<double>(p, static_cast<double>(v));
+    case DType::Bool: return write_as<uint8_t>(p, v != 0 ? 1 : 0);
+    case DType::I32: return write_as<int32_t>(p, wrap_to_int32(v));
+    case DType::I64: return write_as<int64_t>(p, v);
+    case DType::F16: return write_as<uint16_t>(p, float_to_f16_bits(static_cast<float>(v)));
+    case DType::BF16: return write_as<uint16_t>(p, float_to_bf16_bits(static_cast<float>(v)));
+    case DType::F32: return write_as<float>(p, static_cast<float>(v));
+    case DType::F64: return write_as<double>(p, static_cast<double>(v));
   }
   FUSERC_UNREACHABLE("bad dtype");
 }

@@ -102,21 +102,12 @@ class Reader {
     record(path, start);
     unsigned char c = peek();
     switch (c) {
-      case '{':
-        return parse_object(path, depth + 1);
-      case '[':
-        return parse_array(path, depth + 1);
-      case '"':
-        return parse_string();
-      case 't':
-        expect_word("true");
-        return true;
-      case 'f':
-        expect_word("false");
-        return false;
-      case 'n':
-        expect_word("null");
-        return nullptr;
+      case '{': return parse_object(path, depth + 1);
+      case '[': return parse_array(path, depth + 1);
+      case '"': return parse_string();
+      case 't': expect_word("true"); return true;
+      case 'f': expect_word("false"); return false;
+      case 'n': expect_word("null"); return nullptr;
       default:
         if (c == '-' || (c >= '0' && c <= '9')) return parse_number();
         fail("expected a JSON value, found " + describe_char(c));
@@ -289,30 +280,14 @@ class Reader {
       if (at_end()) fail_unclosed("string", open);
       char e = s_[pos_++];
       switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
         case 'u': {
           uint32_t cp = parse_hex4();
           if (cp >= 0xD800 && cp <= 0xDBFF) {

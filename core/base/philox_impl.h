@@ -255,14 +255,10 @@ FUSERC_HD double fuserc_cos2pi_d(double u) {
   const double cos_r = FUSERC_FMA(z, pc, 1.0);
 
   switch (q & 3) {
-    case 0:
-      return cos_r;
-    case 1:
-      return 0.0 - sin_r;  // not -sin_r: cos(pi/2) is +0
-    case 2:
-      return 0.0 - cos_r;
-    default:
-      return sin_r;
+    case 0: return cos_r;
+    case 1: return 0.0 - sin_r;  // not -sin_r: cos(pi/2) is +0
+    case 2: return 0.0 - cos_r;
+    default: return sin_r;
   }
 }
 

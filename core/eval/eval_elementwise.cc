@@ -62,18 +62,10 @@ std::vector<HostTensor> eval_elementwise(const EvalContext& ctx, const Op& op) {
   HostTensor out(v.dtype, ctx.concrete_shape(v.shape));
   const ReferenceFns& ref = op.info().ref;
   switch (compute_type(computation_dtype(ctx.fusion, op))) {
-    case ComputeType::F32:
-      run<float>(ctx, op, out, ref.f32);
-      break;
-    case ComputeType::F64:
-      run<double>(ctx, op, out, ref.f64);
-      break;
-    case ComputeType::I64:
-      run<int64_t>(ctx, op, out, ref.i64);
-      break;
-    case ComputeType::Bool:
-      run<bool>(ctx, op, out, ref.b8);
-      break;
+    case ComputeType::F32: run<float>(ctx, op, out, ref.f32); break;
+    case ComputeType::F64: run<double>(ctx, op, out, ref.f64); break;
+    case ComputeType::I64: run<int64_t>(ctx, op, out, ref.i64); break;
+    case ComputeType::Bool: run<bool>(ctx, op, out, ref.b8); break;
   }
   std::vector<HostTensor> r;
   r.push_back(std::move(out));

@@ -134,17 +134,10 @@ std::vector<HostTensor> eval_reduction(const EvalContext& ctx, const Op& op) {
       else
         fold<int64_t>(walk, x, out, ref.i64, std::nullopt);
       break;
-    case OpKind::Mean:
-      mean_var(walk, x, nullptr, &out, 0);
-      break;
-    case OpKind::Var:
-      mean_var(walk, x, &out, nullptr, op.attrs.correction);
-      break;
-    case OpKind::VarMean:
-      mean_var(walk, x, &out, &results[1], op.attrs.correction);
-      break;
-    default:
-      FUSERC_UNREACHABLE(std::string("not a reduction: ") + op_name(op.kind));
+    case OpKind::Mean: mean_var(walk, x, nullptr, &out, 0); break;
+    case OpKind::Var: mean_var(walk, x, &out, nullptr, op.attrs.correction); break;
+    case OpKind::VarMean: mean_var(walk, x, &out, &results[1], op.attrs.correction); break;
+    default: FUSERC_UNREACHABLE(std::string("not a reduction: ") + op_name(op.kind));
   }
   return results;
 }

@@ -21,15 +21,9 @@ using SourceOf = std::function<Source(const std::vector<int64_t>& out_idx)>;
 void store_literal(HostTensor& t, int64_t i, const Literal& l) {
   switch (compute_type(t.dtype())) {
     case ComputeType::F32:
-    case ComputeType::F64:
-      t.store_f64(i, l.as_double());
-      break;
-    case ComputeType::I64:
-      t.store_i64(i, l.as_int());
-      break;
-    case ComputeType::Bool:
-      t.store_bool(i, l.as_bool());
-      break;
+    case ComputeType::F64: t.store_f64(i, l.as_double()); break;
+    case ComputeType::I64: t.store_i64(i, l.as_int()); break;
+    case ComputeType::Bool: t.store_bool(i, l.as_bool()); break;
   }
 }
 
@@ -42,15 +36,9 @@ void copy_element(const HostTensor& from, int64_t i, HostTensor& to, int64_t j) 
   }
   switch (compute_type(to.dtype())) {
     case ComputeType::F32:
-    case ComputeType::F64:
-      to.store_f64(j, from.load_f64(i));
-      break;
-    case ComputeType::I64:
-      to.store_i64(j, from.load_i64(i));
-      break;
-    case ComputeType::Bool:
-      to.store_bool(j, from.load_bool(i));
-      break;
+    case ComputeType::F64: to.store_f64(j, from.load_f64(i)); break;
+    case ComputeType::I64: to.store_i64(j, from.load_i64(i)); break;
+    case ComputeType::Bool: to.store_bool(j, from.load_bool(i)); break;
   }
 }
 
@@ -98,8 +86,7 @@ HostTensor eval_shape(const EvalContext& ctx, const Op& op) {
     case OpKind::Reshape:
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:
-    case OpKind::SegmentSet:
-      return same_order_copy(ctx, op);
+    case OpKind::SegmentSet: return same_order_copy(ctx, op);
     case OpKind::BroadcastInDim:
       return gather(ctx, op,
                     [&](const auto& out) {
@@ -160,8 +147,7 @@ HostTensor eval_shape(const EvalContext& ctx, const Op& op) {
                     },
                     {});
     }
-    default:
-      break;
+    default: break;
   }
   FUSERC_UNREACHABLE(std::string("not a shape op: ") + op_name(op.kind));
 }
@@ -217,8 +203,7 @@ std::vector<HostTensor> eval_creation(const EvalContext& ctx, const Op& op) {
       }
       break;
     }
-    default:
-      FUSERC_UNREACHABLE(std::string("not a creation op: ") + op_name(op.kind));
+    default: FUSERC_UNREACHABLE(std::string("not a creation op: ") + op_name(op.kind));
   }
   std::vector<HostTensor> r;
   r.push_back(std::move(out));

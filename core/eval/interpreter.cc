@@ -64,18 +64,13 @@ std::vector<HostTensor> eval_op(const EvalContext& ctx, const Op& op) {
     case OpGroup::Unary:
     case OpGroup::Binary:
     case OpGroup::Ternary:
-    case OpGroup::Cast:
-      return eval::eval_elementwise(ctx, op);
-    case OpGroup::Reduction:
-      return eval::eval_reduction(ctx, op);
+    case OpGroup::Cast: return eval::eval_elementwise(ctx, op);
+    case OpGroup::Reduction: return eval::eval_reduction(ctx, op);
     case OpGroup::Shape:
-    case OpGroup::Control:
-      return eval::eval_shape_op(ctx, op);
+    case OpGroup::Control: return eval::eval_shape_op(ctx, op);
     case OpGroup::Creation:
-    case OpGroup::Random:
-      return eval::eval_creation(ctx, op);
-    case OpGroup::Reserved:
-      break;
+    case OpGroup::Random: return eval::eval_creation(ctx, op);
+    case OpGroup::Reserved: break;
   }
   FUSERC_UNREACHABLE(std::string("cannot evaluate op ") + op_name(op.kind));
 }

@@ -193,16 +193,12 @@ Term term_of(const Expr& t) {
 Poly to_poly(const Expr& e) {
   Poly p;
   switch (e.op()) {
-    case ExprOp::Const:
-      p.constant = e.value();
-      break;
+    case ExprOp::Const: p.constant = e.value(); break;
     case ExprOp::Add:
       p.constant = e.value();
       for (const auto& t : e.args()) p.terms.push_back(term_of(t));
       break;
-    default:
-      p.terms.push_back(term_of(e));
-      break;
+    default: p.terms.push_back(term_of(e)); break;
   }
   return p;
 }
@@ -632,16 +628,11 @@ Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
   if (d.is_const()) {
     int64_t v = d.value();
     switch (op) {
-      case ExprOp::Lt:
-        return Expr(v < 0);
-      case ExprOp::Le:
-        return Expr(v <= 0);
-      case ExprOp::Eq:
-        return Expr(v == 0);
-      case ExprOp::Ne:
-        return Expr(v != 0);
-      default:
-        break;
+      case ExprOp::Lt: return Expr(v < 0);
+      case ExprOp::Le: return Expr(v <= 0);
+      case ExprOp::Eq: return Expr(v == 0);
+      case ExprOp::Ne: return Expr(v != 0);
+      default: break;
     }
   }
   switch (op) {
@@ -658,8 +649,7 @@ Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
       if (d.lo() > 0 || d.hi() < 0) return Expr(op == ExprOp::Ne);
       if (a.is_const() || (!b.is_const() && compare(a, b) > 0)) return make_binary(op, b, a, 0, 1);
       break;
-    default:
-      break;
+    default: break;
   }
   return make_binary(op, a, b, 0, 1);
 }

@@ -12,8 +12,7 @@ using namespace expr_detail;
 int64_t evaluate(const Expr& e, const SymbolLookup& lookup) {
   auto arg = [&](size_t i) { return evaluate(e.args()[i], lookup); };
   switch (e.op()) {
-    case ExprOp::Const:
-      return e.value();
+    case ExprOp::Const: return e.value();
     case ExprOp::Sym: {
       auto v = lookup(e.name());
       if (!v) throw UserError("symbol " + quote(e.name()) + " has no value");
@@ -38,20 +37,13 @@ int64_t evaluate(const Expr& e, const SymbolLookup& lookup) {
       if (e.op() == ExprOp::CeilDiv) return ceil_div(a, b);
       return floor_mod(a, b);
     }
-    case ExprOp::Min:
-      return std::min(arg(0), arg(1));
-    case ExprOp::Max:
-      return std::max(arg(0), arg(1));
-    case ExprOp::Lt:
-      return arg(0) < arg(1);
-    case ExprOp::Le:
-      return arg(0) <= arg(1);
-    case ExprOp::Eq:
-      return arg(0) == arg(1);
-    case ExprOp::Ne:
-      return arg(0) != arg(1);
-    case ExprOp::Select:
-      return arg(0) != 0 ? arg(1) : arg(2);
+    case ExprOp::Min: return std::min(arg(0), arg(1));
+    case ExprOp::Max: return std::max(arg(0), arg(1));
+    case ExprOp::Lt: return arg(0) < arg(1);
+    case ExprOp::Le: return arg(0) <= arg(1);
+    case ExprOp::Eq: return arg(0) == arg(1);
+    case ExprOp::Ne: return arg(0) != arg(1);
+    case ExprOp::Select: return arg(0) != 0 ? arg(1) : arg(2);
   }
   FUSERC_UNREACHABLE("bad expression op");
 }
@@ -76,28 +68,17 @@ Expr substitute(const Expr& e, const std::function<std::optional<Expr>(const std
       for (const auto& x : a) r = r + x;
       return r;
     }
-    case ExprOp::FloorDiv:
-      return floordiv(a[0], a[1]);
-    case ExprOp::CeilDiv:
-      return ceildiv(a[0], a[1]);
-    case ExprOp::Mod:
-      return mod(a[0], a[1]);
-    case ExprOp::Min:
-      return min(a[0], a[1]);
-    case ExprOp::Max:
-      return max(a[0], a[1]);
-    case ExprOp::Lt:
-      return lt(a[0], a[1]);
-    case ExprOp::Le:
-      return le(a[0], a[1]);
-    case ExprOp::Eq:
-      return eq(a[0], a[1]);
-    case ExprOp::Ne:
-      return ne(a[0], a[1]);
-    case ExprOp::Select:
-      return select(a[0], a[1], a[2]);
-    default:
-      break;
+    case ExprOp::FloorDiv: return floordiv(a[0], a[1]);
+    case ExprOp::CeilDiv: return ceildiv(a[0], a[1]);
+    case ExprOp::Mod: return mod(a[0], a[1]);
+    case ExprOp::Min: return min(a[0], a[1]);
+    case ExprOp::Max: return max(a[0], a[1]);
+    case ExprOp::Lt: return lt(a[0], a[1]);
+    case ExprOp::Le: return le(a[0], a[1]);
+    case ExprOp::Eq: return eq(a[0], a[1]);
+    case ExprOp::Ne: return ne(a[0], a[1]);
+    case ExprOp::Select: return select(a[0], a[1], a[2]);
+    default: break;
   }
   FUSERC_UNREACHABLE("bad expression op");
 }

@@ -25,26 +25,20 @@ class Printer {
 
   static int precedence(const Expr& e) {
     switch (e.op()) {
-      case ExprOp::Const:
-        return e.value() < 0 ? kMul : kAtom;
+      case ExprOp::Const: return e.value() < 0 ? kMul : kAtom;
       case ExprOp::Sym:
       case ExprOp::CeilDiv:
       case ExprOp::Min:
-      case ExprOp::Max:
-        return kAtom;
+      case ExprOp::Max: return kAtom;
       case ExprOp::Mul:
       case ExprOp::FloorDiv:
-      case ExprOp::Mod:
-        return kMul;
-      case ExprOp::Add:
-        return kAdd;
+      case ExprOp::Mod: return kMul;
+      case ExprOp::Add: return kAdd;
       case ExprOp::Lt:
       case ExprOp::Le:
       case ExprOp::Eq:
-      case ExprOp::Ne:
-        return kCompare;
-      case ExprOp::Select:
-        return kSelect;
+      case ExprOp::Ne: return kCompare;
+      case ExprOp::Select: return kSelect;
     }
     return kAtom;
   }
@@ -79,12 +73,9 @@ class Printer {
 
   std::string body(const Expr& e) {
     switch (e.op()) {
-      case ExprOp::Const:
-        return std::to_string(e.value());
-      case ExprOp::Sym:
-        return namer_ ? namer_(e.name()) : e.name();
-      case ExprOp::Mul:
-        return (e.value() < 0 ? "-" : "") + magnitude_of_term(e);
+      case ExprOp::Const: return std::to_string(e.value());
+      case ExprOp::Sym: return namer_ ? namer_(e.name()) : e.name();
+      case ExprOp::Mul: return (e.value() < 0 ? "-" : "") + magnitude_of_term(e);
       case ExprOp::Add: {
         std::string s;
         for (const auto& t : e.args()) {
@@ -99,24 +90,15 @@ class Printer {
         if (c < 0) s += " - " + std::to_string(-static_cast<uint64_t>(c));
         return s;
       }
-      case ExprOp::FloorDiv:
-        return binary(e, "/", kMul);
-      case ExprOp::Mod:
-        return binary(e, "%", kMul);
-      case ExprOp::CeilDiv:
-        return call("ceildiv", e);
-      case ExprOp::Min:
-        return call("min", e);
-      case ExprOp::Max:
-        return call("max", e);
-      case ExprOp::Lt:
-        return binary(e, "<", kCompare);
-      case ExprOp::Le:
-        return binary(e, "<=", kCompare);
-      case ExprOp::Eq:
-        return binary(e, "==", kCompare);
-      case ExprOp::Ne:
-        return binary(e, "!=", kCompare);
+      case ExprOp::FloorDiv: return binary(e, "/", kMul);
+      case ExprOp::Mod: return binary(e, "%", kMul);
+      case ExprOp::CeilDiv: return call("ceildiv", e);
+      case ExprOp::Min: return call("min", e);
+      case ExprOp::Max: return call("max", e);
+      case ExprOp::Lt: return binary(e, "<", kCompare);
+      case ExprOp::Le: return binary(e, "<=", kCompare);
+      case ExprOp::Eq: return binary(e, "==", kCompare);
+      case ExprOp::Ne: return binary(e, "!=", kCompare);
       case ExprOp::Select:
         return print(e.args()[0], kCompare) + " ? " + print(e.args()[1], kCompare) + " : " +
                print(e.args()[2], kSelect);

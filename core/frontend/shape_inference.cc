@@ -83,8 +83,7 @@ std::vector<InferredResult> infer_elementwise(const Fusion& f, Op& op) {
   DType rt = result_type(typed);
   DType out = rt;
   switch (info.dtype_rule) {
-    case DtypeRule::Promote:
-      break;
+    case DtypeRule::Promote: break;
     case DtypeRule::PromoteNoBool:
       if (rt == DType::Bool)
         fail("", std::string("'") + info.name + "' is not defined for bool operands");
@@ -97,9 +96,7 @@ std::vector<InferredResult> infer_elementwise(const Fusion& f, Op& op) {
         fail("", std::string("'") + info.name + "' needs floating-point operands, got " +
                      dtype_name(rt));
       break;
-    case DtypeRule::Predicate:
-      out = DType::Bool;
-      break;
+    case DtypeRule::Predicate: out = DType::Bool; break;
     case DtypeRule::Bitwise:
       if (is_float(rt))
         fail("", std::string("'") + info.name + "' needs integer or bool operands, got " +
@@ -111,11 +108,8 @@ std::vector<InferredResult> infer_elementwise(const Fusion& f, Op& op) {
         fail(arg_path(0), "the condition of 'where' must be bool, got " + describe(f, op.args[0]));
       break;
     }
-    case DtypeRule::Cast:
-      out = *op.attrs.dtype;
-      break;
-    case DtypeRule::Special:
-      FUSERC_UNREACHABLE("elementwise op with a special dtype rule");
+    case DtypeRule::Cast: out = *op.attrs.dtype; break;
+    case DtypeRule::Special: FUSERC_UNREACHABLE("elementwise op with a special dtype rule");
   }
   return {InferredResult{out, bc.shape}};
 }
@@ -146,12 +140,8 @@ std::vector<InferredResult> infer_reduction(const Fusion& f, Op& op) {
                             " is not defined: it needs a floating-point input (cast it first)");
   };
   switch (op.kind) {
-    case OpKind::Sum:
-      out = a.dtype ? *a.dtype : (is_float(in) ? in : DType::I64);
-      break;
-    case OpKind::Prod:
-      out = is_float(in) ? in : DType::I64;
-      break;
+    case OpKind::Sum: out = a.dtype ? *a.dtype : (is_float(in) ? in : DType::I64); break;
+    case OpKind::Prod: out = is_float(in) ? in : DType::I64; break;
     case OpKind::Mean:
       need_float();
       if (a.dtype && !is_float(*a.dtype))
@@ -165,8 +155,7 @@ std::vector<InferredResult> infer_reduction(const Fusion& f, Op& op) {
       if (a.correction < 0)
         fail("correction", "correction " + std::to_string(a.correction) + " must not be negative");
       break;
-    default:
-      break;  // max, min, amax, amin keep the dtype
+    default: break;  // max, min, amax, amin keep the dtype
   }
   std::vector<InferredResult> r = {{out, shape}};
   if (op.kind == OpKind::VarMean) r.push_back({out, shape});
@@ -402,32 +391,20 @@ std::vector<InferredResult> infer_op(const Fusion& f, Op& op) {
     case OpGroup::Unary:
     case OpGroup::Binary:
     case OpGroup::Ternary:
-    case OpGroup::Cast:
-      return infer_elementwise(f, op);
-    case OpGroup::Reduction:
-      return infer_reduction(f, op);
+    case OpGroup::Cast: return infer_elementwise(f, op);
+    case OpGroup::Reduction: return infer_reduction(f, op);
     case OpGroup::Shape:
       switch (op.kind) {
-        case OpKind::BroadcastInDim:
-          return infer_broadcast_in_dim(f, op);
-        case OpKind::Expand:
-          return infer_expand(f, op);
-        case OpKind::Reshape:
-          return infer_reshape(f, op);
-        case OpKind::Permute:
-          return infer_permute(f, op);
-        case OpKind::Squeeze:
-          return infer_squeeze(f, op);
-        case OpKind::Unsqueeze:
-          return infer_unsqueeze(f, op);
-        case OpKind::Slice:
-          return infer_slice(f, op);
-        case OpKind::Pad:
-          return infer_pad(f, op);
-        case OpKind::Cat:
-          return infer_cat(f, op);
-        default:
-          break;
+        case OpKind::BroadcastInDim: return infer_broadcast_in_dim(f, op);
+        case OpKind::Expand: return infer_expand(f, op);
+        case OpKind::Reshape: return infer_reshape(f, op);
+        case OpKind::Permute: return infer_permute(f, op);
+        case OpKind::Squeeze: return infer_squeeze(f, op);
+        case OpKind::Unsqueeze: return infer_unsqueeze(f, op);
+        case OpKind::Slice: return infer_slice(f, op);
+        case OpKind::Pad: return infer_pad(f, op);
+        case OpKind::Cat: return infer_cat(f, op);
+        default: break;
       }
       break;
     case OpGroup::Creation:
@@ -438,14 +415,12 @@ std::vector<InferredResult> infer_op(const Fusion& f, Op& op) {
         return {{*op.attrs.dtype, {op.attrs.length}}};
       }
       break;
-    case OpGroup::Random:
-      return infer_random(f, op);
+    case OpGroup::Random: return infer_random(f, op);
     case OpGroup::Control: {
       const Value& x = tensor_arg(f, op, 0);
       return {{x.dtype, x.shape}};
     }
-    case OpGroup::Reserved:
-      break;
+    case OpGroup::Reserved: break;
   }
   FUSERC_UNREACHABLE(std::string("no shape inference for op ") + info.name);
 }

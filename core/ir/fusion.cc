@@ -33,34 +33,26 @@ Literal Literal::of_float(double v) {
 
 DType Literal::dtype() const {
   switch (kind) {
-    case Kind::Bool:
-      return DType::Bool;
-    case Kind::Int:
-      return DType::I64;
-    case Kind::Float:
-      return DType::F32;
+    case Kind::Bool: return DType::Bool;
+    case Kind::Int: return DType::I64;
+    case Kind::Float: return DType::F32;
   }
   FUSERC_UNREACHABLE("bad literal kind");
 }
 
 double Literal::as_double() const {
   switch (kind) {
-    case Kind::Bool:
-      return b ? 1.0 : 0.0;
-    case Kind::Int:
-      return static_cast<double>(i);
-    case Kind::Float:
-      return f;
+    case Kind::Bool: return b ? 1.0 : 0.0;
+    case Kind::Int: return static_cast<double>(i);
+    case Kind::Float: return f;
   }
   FUSERC_UNREACHABLE("bad literal kind");
 }
 
 int64_t Literal::as_int() const {
   switch (kind) {
-    case Kind::Bool:
-      return b ? 1 : 0;
-    case Kind::Int:
-      return i;
+    case Kind::Bool: return b ? 1 : 0;
+    case Kind::Int: return i;
     case Kind::Float: {
       if (std::isnan(f)) return 0;
       if (f >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
@@ -73,22 +65,17 @@ int64_t Literal::as_int() const {
 
 bool Literal::as_bool() const {
   switch (kind) {
-    case Kind::Bool:
-      return b;
-    case Kind::Int:
-      return i != 0;
-    case Kind::Float:
-      return f != 0;
+    case Kind::Bool: return b;
+    case Kind::Int: return i != 0;
+    case Kind::Float: return f != 0;
   }
   FUSERC_UNREACHABLE("bad literal kind");
 }
 
 std::string Literal::str() const {
   switch (kind) {
-    case Kind::Bool:
-      return b ? "true" : "false";
-    case Kind::Int:
-      return std::to_string(i);
+    case Kind::Bool: return b ? "true" : "false";
+    case Kind::Int: return std::to_string(i);
     case Kind::Float: {
       char buf[40];
       auto r = std::to_chars(buf, buf + sizeof buf, f);  // shortest round-trip form
@@ -103,12 +90,9 @@ std::string Literal::str() const {
 bool Literal::operator==(const Literal& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
-    case Kind::Bool:
-      return b == o.b;
-    case Kind::Int:
-      return i == o.i;
-    case Kind::Float:
-      return f == o.f || (std::isnan(f) && std::isnan(o.f));
+    case Kind::Bool: return b == o.b;
+    case Kind::Int: return i == o.i;
+    case Kind::Float: return f == o.f || (std::isnan(f) && std::isnan(o.f));
   }
   return false;
 }
@@ -194,9 +178,7 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
       if (a.keepdim) s << " keepdim";
       if (op.kind == OpKind::Var || op.kind == OpKind::VarMean) s << " correction=" << a.correction;
       break;
-    case OpGroup::Cast:
-      s << " dtype=" << dtype_name(*a.dtype);
-      break;
+    case OpGroup::Cast: s << " dtype=" << dtype_name(*a.dtype); break;
     case OpGroup::Unary:
       if (op.kind == OpKind::GeluTanh) s << " approximate=tanh";
       break;
@@ -205,16 +187,10 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
         case OpKind::BroadcastInDim:
           s << " broadcast_dims=" << ints_to_string(a.broadcast_dims);
           break;
-        case OpKind::Permute:
-          s << " dims=" << ints_to_string(a.dims);
-          break;
-        case OpKind::Squeeze:
-          s << " dims=" << ints_to_string(a.dims);
-          break;
+        case OpKind::Permute: s << " dims=" << ints_to_string(a.dims); break;
+        case OpKind::Squeeze: s << " dims=" << ints_to_string(a.dims); break;
         case OpKind::Unsqueeze:
-        case OpKind::Cat:
-          s << " dim=" << a.dim;
-          break;
+        case OpKind::Cat: s << " dim=" << a.dim; break;
         case OpKind::Slice:
           s << " starts=" << shape_to_string(a.starts) << " steps=" << ints_to_string(a.steps);
           break;
@@ -225,16 +201,14 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
           s << "] value=" << a.value.str();
           break;
         }
-        default:
-          break;
+        default: break;
       }
       break;
     case OpGroup::Creation:
       if (op.kind == OpKind::Full) s << " value=" << a.value.str();
       if (op.kind == OpKind::Iota) s << " start=" << a.start.str() << " step=" << a.step.str();
       break;
-    default:
-      break;
+    default: break;
   }
   (void)f;
   return s.str();

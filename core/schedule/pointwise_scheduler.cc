@@ -15,11 +15,9 @@ bool is_pointwise_op(const Op& op) {
     case OpGroup::Shape:
     case OpGroup::Creation:
     case OpGroup::Random:
-    case OpGroup::Control:
-      return true;
+    case OpGroup::Control: return true;
     case OpGroup::Reduction:
-    case OpGroup::Reserved:
-      return false;
+    case OpGroup::Reserved: return false;
   }
   return false;
 }

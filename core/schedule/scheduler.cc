@@ -1,6 +1,7 @@
 #include "core/schedule/scheduler.h"
 
 #include "core/schedule/pointwise_scheduler.h"
+#include "core/schedule/reduction_scheduler.h"
 
 namespace fuserc {
 
@@ -20,7 +21,9 @@ HeuristicHints HeuristicHints::from(const Fusion& f) {
 
 const std::vector<const Scheduler*>& all_schedulers() {
   static const PointwiseScheduler pointwise;
-  static const std::vector<const Scheduler*> list = {&pointwise};
+  static const ReductionScheduler reduction;
+  static const NormalizationScheduler normalization;
+  static const std::vector<const Scheduler*> list = {&pointwise, &reduction, &normalization};
   return list;
 }
 

@@ -81,9 +81,7 @@ std::string MemoryPlan::to_text(const Fusion& f) const {
   for (const auto& b : buffers) {
     s += "  " + f.value(b.value).name + ": ";
     switch (b.kind) {
-      case BufferInfo::Kind::Input:
-        s += "input " + std::to_string(b.io_index);
-        break;
+      case BufferInfo::Kind::Input: s += "input " + std::to_string(b.io_index); break;
       case BufferInfo::Kind::Output:
         s += "output " + std::to_string(b.io_index);
         if (b.alias_input >= 0) s += " (in place into input " + std::to_string(b.alias_input) + ")";

@@ -9,12 +9,9 @@ namespace fuserc {
 
 const char* scheduler_name(SchedulerKind kind) {
   switch (kind) {
-    case SchedulerKind::Pointwise:
-      return "pointwise";
-    case SchedulerKind::Reduction:
-      return "reduction";
-    case SchedulerKind::Normalization:
-      return "normalization";
+    case SchedulerKind::Pointwise: return "pointwise";
+    case SchedulerKind::Reduction: return "reduction";
+    case SchedulerKind::Normalization: return "normalization";
   }
   FUSERC_UNREACHABLE("bad scheduler kind");
 }

@@ -48,6 +48,32 @@ struct Grouping {
     return out;
   }
 
+  // Whether `to` is reachable from `from` (directly or through other groups).
+  bool reaches(int from, int to) const {
+    std::vector<int> stack = {from};
+    std::set<int> seen;
+    while (!stack.empty()) {
+      int g = stack.back();
+      stack.pop_back();
+      if (!seen.insert(g).second) continue;
+      for (int s : successors(g)) {
+        if (s == to) return true;
+        stack.push_back(s);
+      }
+    }
+    return false;
+  }
+
+  void merge(int from, int into_id) {
+    auto& into = groups[into_id];
+    for (int k : groups[from]) {
+      into.push_back(k);
+      group_of[k] = into_id;
+    }
+    std::sort(into.begin(), into.end());
+    groups.erase(from);
+  }
+
   // Whether `to` is reachable from `from` through some other group.
   bool indirect_path(int from, int to) const {
     std::vector<int> stack;
@@ -112,13 +138,51 @@ void merge_bottom_up(Grouping& g, const std::vector<const Scheduler*>& scheduler
       }
     }
     if (best_p < 0) return;
-    auto& into = g.groups[best_c];
-    for (int k : g.groups[best_p]) {
-      into.push_back(k);
-      g.group_of[k] = best_c;
+    g.merge(best_p, best_c);
+  }
+}
+
+// Horizontal merging: groups that read the same tensor and do not depend on each other become
+// one kernel when the scheduler that takes each of them takes the union too (a sum and a max
+// of the same input read it once). Kinds must match, so a reduction never absorbs unrelated
+// pointwise work that would then run at the reduction's (row-limited) parallelism.
+// Each result a kernel writes keeps its own values live (and, in a reduction, an
+// accumulator): past this many, registers spill and the merged kernel stops paying off.
+constexpr size_t kMaxSiblingOutputs = 8;
+
+void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers,
+                    const HeuristicHints& hints) {
+  const Fusion& f = g.f;
+  while (true) {
+    std::map<int, Segment> segs;
+    std::map<int, SchedulerKind> kinds;
+    for (const auto& [id, ops] : g.groups) {
+      segs[id] = g.as_segment(ops);
+      kinds[id] = first_accepting(f, segs[id], schedulers, nullptr)->kind();
     }
-    std::sort(into.begin(), into.end());
-    g.groups.erase(best_p);
+    int best_a = -1, best_b = -1;
+    int64_t best_saving = 0;
+    for (auto a = g.groups.begin(); a != g.groups.end(); ++a) {
+      for (auto b = std::next(a); b != g.groups.end(); ++b) {
+        if (kinds[a->first] != kinds[b->first]) continue;
+        int64_t saving = 0;
+        for (ValueId v : segs[a->first].inputs)
+          if (!f.value(v).scalar_input &&
+              std::count(segs[b->first].inputs.begin(), segs[b->first].inputs.end(), v))
+            saving += bytes_at_hints(f, v, hints);
+        if (saving <= best_saving) continue;
+        if (g.reaches(a->first, b->first) || g.reaches(b->first, a->first)) continue;
+        std::vector<int> merged = a->second;
+        merged.insert(merged.end(), b->second.begin(), b->second.end());
+        Segment ms = g.as_segment(merged);
+        if (ms.outputs.size() > kMaxSiblingOutputs) continue;
+        const Scheduler* sch = first_accepting(f, ms, schedulers, nullptr);
+        if (!sch || sch->kind() != kinds[a->first]) continue;
+        best_saving = saving, best_a = a->first, best_b = b->first;
+      }
+    }
+    if (best_a < 0) return;
+    g.merge(best_b, best_a);
   }
 }
 
@@ -165,6 +229,7 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
     }
   }
   merge_bottom_up(g, schedulers, hints);
+  merge_siblings(g, schedulers, hints);
 
   // Order the groups topologically (ties: the earliest op first) and name their schedulers.
   SegmentedFusion out;

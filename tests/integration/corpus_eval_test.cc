@@ -49,16 +49,11 @@ struct Case {
 // The oracle's tolerances on the relative L2 error, by output dtype.
 double tolerance(DType t) {
   switch (t) {
-    case DType::F64:
-      return 1e-9;
-    case DType::F32:
-      return 2e-5;
-    case DType::F16:
-      return 2e-3;
-    case DType::BF16:
-      return 1.6e-2;
-    default:
-      return 0;
+    case DType::F64: return 1e-9;
+    case DType::F32: return 2e-5;
+    case DType::F16: return 2e-3;
+    case DType::BF16: return 1.6e-2;
+    default: return 0;
   }
 }
 

@@ -1,76 +1,17 @@
-// End-to-end tests of generated pointwise kernels: graphs are compiled (CUDA generation, no
-// NVRTC), packed, loaded through the package reader, and run in the CPU emulator; every output
-// is compared with the reference interpreter's. Sizes are chosen so that vector widths and
+// End-to-end tests of generated pointwise kernels (see emulated_check.h): every output is
+// compared with the reference interpreter's. Sizes are chosen so that vector widths and
 // block sizes do not divide them, buffers are misaligned, and guard pages catch out-of-bounds
 // accesses. Covers every elementwise op of the op table for every dtype it accepts, casts
 // between all dtypes, every view op, creation and random ops (bit-exact), multi-kernel plans,
 // in-place outputs, strided inputs and scalar inputs.
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <set>
-
-#include "codegen/compile_fusion.h"
-#include "core/eval/interpreter.h"
-#include "core/eval/random_inputs.h"
+#include "emulated_check.h"
 #include "op_coverage.h"
-#include "runtime/emulator_device.h"
-#include "runtime/run_package.h"
-#include "serde/package_reader.h"
-#include "serde/package_writer.h"
-#include "tensor_compare.h"
-#include "test_util.h"
 
 using namespace fuserc;
-using fuserc::testing::compare_tensors;
-using fuserc::testing::parse_text;
+using namespace fuserc::testing;
 using namespace fuserc::testing::coverage;
-
-namespace {
-
-std::unique_ptr<Executable> compile_graph(const Fusion& f) {
-  PassContext ctx;
-  CompileOptions o;
-  o.run_nvrtc = false;
-  CompiledFusion c = compile_fusion(f, o, ctx);
-  return std::make_unique<Executable>(
-      PackageView::from_bytes(serialize_package(c, {}), f.name + ".fpkg"));
-}
-
-const std::vector<EmulatedMemory>& memory_modes() {
-  static const std::vector<EmulatedMemory> modes = {
-      {0, EmulatedMemory::Guard::Before},
-      {0, EmulatedMemory::Guard::After},
-      {8, EmulatedMemory::Guard::None},
-  };
-  return modes;
-}
-
-// Runs `json` at each binding in every memory mode; every output must match eval.
-void check_graph(const std::string& json,
-                 const std::vector<std::map<std::string, int64_t>>& bindings, bool exact = false) {
-  Fusion f = parse_text(json);
-  auto exe = compile_graph(f);
-  for (size_t b = 0; b < bindings.size(); ++b) {
-    TensorMap inputs = make_random_inputs(f, choose_symbol_values(f, bindings[b]), 17 + b);
-    auto want = evaluate_fusion(f, inputs, "inputs");
-    for (const auto& mode : memory_modes()) {
-      EmulatorDevice device({}, mode);
-      auto got = run_package(*exe, device, inputs, "inputs");
-      REQUIRE(got.size() == want.size());
-      for (size_t i = 0; i < got.size(); ++i) {
-        INFO("graph " << f.name << ", output " << want[i].first << ", binding " << b
-                      << ", misalign " << mode.misalign_bytes << ", guard "
-                      << static_cast<int>(mode.guard));
-        CHECK(got[i].first == want[i].first);
-        if (exact) CHECK(got[i].second.bytes() == want[i].second.bytes());
-        CHECK(compare_tensors(got[i].second, want[i].second) == "");
-      }
-    }
-  }
-}
-
-}  // namespace
 
 TEST_CASE("every unary op, for every dtype it accepts, in one kernel per dtype", "[emulated]") {
   for (const char* dt : kDtypes) {
@@ -194,7 +135,7 @@ TEST_CASE("creation ops, and random ops bit-exact with the reference", "[emulate
                        {"op": "randn", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "bf16", "out": "z"},
                        {"op": "randn", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "f64", "out": "z64"})",
           R"("u", "u64", "z", "z64")"),
-      kSizes, /*exact=*/true);
+      kSizes, {.exact = true});
 }
 
 TEST_CASE("plans, aliases, strides, scalars and odd outputs", "[emulated]") {

@@ -159,12 +159,9 @@ Tree random_tree(std::mt19937& rng, int depth) {
   Tree b = random_tree(rng, depth - 1);
   auto fa = a.ref, fb = b.ref;
   switch (pick) {
-    case 2:
-      return {a.expr + b.expr, [=](const auto& v) { return fa(v) + fb(v); }};
-    case 3:
-      return {a.expr - b.expr, [=](const auto& v) { return fa(v) - fb(v); }};
-    case 4:
-      return {a.expr * b.expr, [=](const auto& v) { return fa(v) * fb(v); }};
+    case 2: return {a.expr + b.expr, [=](const auto& v) { return fa(v) + fb(v); }};
+    case 3: return {a.expr - b.expr, [=](const auto& v) { return fa(v) - fb(v); }};
+    case 4: return {a.expr * b.expr, [=](const auto& v) { return fa(v) * fb(v); }};
     case 5: {
       int64_t c = 1 + rng() % 8;
       return {floordiv(a.expr, Expr(c)), [=](const auto& v) { return fdiv(fa(v), c); }};
@@ -177,10 +174,8 @@ Tree random_tree(std::mt19937& rng, int depth) {
       int64_t c = 1 + rng() % 8;
       return {mod(a.expr, Expr(c)), [=](const auto& v) { return fmod_(fa(v), c); }};
     }
-    case 8:
-      return {min(a.expr, b.expr), [=](const auto& v) { return std::min(fa(v), fb(v)); }};
-    case 9:
-      return {max(a.expr, b.expr), [=](const auto& v) { return std::max(fa(v), fb(v)); }};
+    case 8: return {min(a.expr, b.expr), [=](const auto& v) { return std::min(fa(v), fb(v)); }};
+    case 9: return {max(a.expr, b.expr), [=](const auto& v) { return std::max(fa(v), fb(v)); }};
     default:
       return {select(lt(a.expr, b.expr), a.expr, b.expr + 1),
               [=](const auto& v) { return fa(v) < fb(v) ? fa(v) : fb(v) + 1; }};

@@ -59,14 +59,10 @@ long double cos2pi_reference(double u) {
   }
   const long double a = static_cast<long double>(r) * 1.570796326794896619231321691639751442L;
   switch (q & 3) {
-    case 0:
-      return std::cos(a);
-    case 1:
-      return -std::sin(a);
-    case 2:
-      return -std::cos(a);
-    default:
-      return std::sin(a);
+    case 0: return std::cos(a);
+    case 1: return -std::sin(a);
+    case 2: return -std::cos(a);
+    default: return std::sin(a);
   }
 }
 

@@ -1,0 +1,118 @@
+#include "codegen/lower/lowering_common.h"
+
+#include <set>
+
+#include "codegen/lower/element_emitter.h"
+
+namespace fuserc::lower {
+
+Expr subst(const Expr& e, const std::map<std::string, Expr>& m) {
+  return substitute(e, [&](const std::string& s) -> std::optional<Expr> {
+    auto it = m.find(s);
+    if (it == m.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+Expr addressable_extent(const Value& v) {
+  if (v.strides.empty()) return v.numel();
+  Expr last(0);
+  for (size_t d = 0; d < v.shape.size(); ++d) last = last + (v.shape[d] - 1) * v.strides[d];
+  return last + 1;
+}
+
+std::string op_listing(const Fusion& f, const Segment& s) {
+  std::string out;
+  for (int k : s.ops) {
+    const Op& op = f.ops[k];
+    std::string args;
+    for (const auto& a : op.args)
+      args +=
+          (args.empty() ? "" : ", ") + (a.is_literal() ? a.literal.str() : f.value(a.value).name);
+    std::string outs;
+    for (ValueId o : op.outs) outs += (outs.empty() ? "" : ", ") + f.value(o).name;
+    std::string name = op.kind == OpKind::GeluTanh ? "gelu_tanh" : op_name(op.kind);
+    out += (out.empty() ? "" : "; ") + outs + " = " + name + "(" + args + ")";
+  }
+  return out;
+}
+
+void append_guarded(kir::Block& out, const Expr& cond, kir::Block body) {
+  if (cond.is_const(0)) return;
+  if (cond.is_const()) {
+    for (auto& s : body) out.push_back(std::move(s));
+    return;
+  }
+  out.push_back(kir::if_then(kir::index_value(cond, kir::Type::Bool), std::move(body)));
+}
+
+kir::ValuePtr condition_value(const Expr& cond) {
+  if (cond.is_const()) return kir::literal(Literal::of_bool(cond.value() != 0), kir::Type::Bool);
+  return kir::index_value(cond, kir::Type::Bool);
+}
+
+std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segment& s,
+                                                   NameTable& names) {
+  for (const auto& sym : f.symbols) names.reserve(sym.name);
+  std::map<ValueId, std::string> param_name;
+  for (ValueId v : s.inputs) param_name[v] = names.fresh(f.value(v).name);
+  for (ValueId v : s.outputs) param_name[v] = names.fresh(f.value(v).name);
+  return param_name;
+}
+
+void add_tensor_params(const Fusion& f, const Segment& s,
+                       const std::map<ValueId, std::string>& param_name, kir::Kernel& k,
+                       KernelSummary& ks) {
+  std::set<ValueId> aliased;
+  for (const auto& [o, in] : f.aliases) aliased.insert(o), aliased.insert(in);
+  auto add = [&](ValueId v, bool written) {
+    const Value& val = f.value(v);
+    kir::Param p;
+    p.name = param_name.at(v);
+    KernelArg arg;
+    arg.name = p.name;
+    arg.value = v;
+    arg.dtype = val.dtype;
+    if (val.scalar_input) {
+      p.kind = kir::Param::Kind::Scalar;
+      p.dtype = val.dtype;
+      p.type = kir::compute_type_of(val.dtype);
+      arg.role = KernelArg::Role::Scalar;
+    } else {
+      p.kind = kir::Param::Kind::Pointer;
+      p.dtype = val.dtype;
+      p.is_const = !written;
+      p.restrict = !aliased.count(v);
+      arg.role = written ? KernelArg::Role::Output : KernelArg::Role::Input;
+    }
+    k.params.push_back(p);
+    ks.args.push_back(arg);
+  };
+  for (ValueId v : s.inputs)
+    if (!f.value(v).scalar_input) add(v, false);
+  for (ValueId v : s.inputs)
+    if (f.value(v).scalar_input) add(v, false);
+  for (ValueId v : s.outputs) add(v, true);
+}
+
+void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks) {
+  std::set<std::string> used = kir::symbols_used(k.body);
+  bool index64 = k.index_type == kir::Type::Int64;
+  for (const auto& s : f.symbols) {
+    if (!used.count(s.name)) continue;
+    kir::Param p;
+    p.name = s.name;
+    p.kind = kir::Param::Kind::Scalar;
+    p.type = k.index_type;
+    p.dtype = index64 ? DType::I64 : DType::I32;
+    k.params.push_back(p);
+    KernelArg arg;
+    arg.name = s.name;
+    arg.role = KernelArg::Role::Symbol;
+    arg.symbol = s.name;
+    arg.dtype = p.dtype;
+    ks.args.push_back(arg);
+  }
+}
+
+}  // namespace fuserc::lower

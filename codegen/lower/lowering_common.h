@@ -1,0 +1,48 @@
+// Owns what every scheduler's lowering shares: substituting coordinate variables, the extent
+// an access can reach, the one-line listing of a segment's ops, and the kernel's parameters
+// (tensors read, scalars, tensors written, then the symbols its index arithmetic uses) with
+// their KernelArgs.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "codegen/kernel_summary.h"
+#include "codegen/kir/kir.h"
+#include "core/ir/fusion.h"
+#include "core/segment/segmented_fusion.h"
+
+namespace fuserc::lower {
+
+class NameTable;
+
+// `e` with the named variables replaced.
+Expr subst(const Expr& e, const std::map<std::string, Expr>& m);
+
+// The number of elements an access to `v` can reach: numel, or with strides the largest
+// offset plus one.
+Expr addressable_extent(const Value& v);
+
+// "y = add(a, b); z = exp(y)".
+std::string op_listing(const Fusion& f, const Segment& s);
+
+// `body` guarded by `cond` (inline when it always holds, nothing when it never does).
+void append_guarded(kir::Block& out, const Expr& cond, kir::Block body);
+
+// An index condition as a kernel value (a literal when it is constant).
+kir::ValuePtr condition_value(const Expr& cond);
+
+// Fresh parameter names for the segment's inputs and outputs (symbols' names are reserved).
+std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segment& s,
+                                                   NameTable& names);
+
+// Appends the tensor and scalar parameters of the segment, in the order the runtime binds them;
+// an output written in place and its input are not __restrict__.
+void add_tensor_params(const Fusion& f, const Segment& s,
+                       const std::map<ValueId, std::string>& param_name, kir::Kernel& k,
+                       KernelSummary& ks);
+
+// Appends one scalar parameter per symbol the kernel body uses (call last).
+void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks);
+
+}  // namespace fuserc::lower

@@ -1,0 +1,650 @@
+#include "codegen/lower/reduction_lowering.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "codegen/lower/element_emitter.h"
+#include "codegen/lower/element_graph.h"
+#include "codegen/lower/lowering_common.h"
+#include "core/base/diagnostics.h"
+
+namespace fuserc::lower {
+namespace {
+
+// The accumulator of one reduction.
+struct Accumulator {
+  int reduction = 0;
+  OpKind op = OpKind::Sum;
+  DType acc = DType::F32;  // the dtype whose kernel type accumulates (f32, f64, i32, i64, bool)
+  bool welford = false;
+  kir::Type type = kir::Type::Float;
+  std::string functor;      // fz_sum_op, ...
+  std::string name;         // the local
+  std::string smem;         // the shared array (when the combine needs one)
+  std::string partials;     // the grid reduction's partials parameter
+  int input_node = -1;
+  int64_t correction = 1;
+  size_t bytes = 4;         // sizeof the accumulator
+};
+
+size_t type_size(kir::Type t) {
+  switch (t) {
+    case kir::Type::Bool: return 1;
+    case kir::Type::Int32:
+    case kir::Type::Float:
+    case kir::Type::UInt32: return 4;
+    case kir::Type::Int64:
+    case kir::Type::Double:
+    case kir::Type::UInt64: return 8;
+    case kir::Type::Half:
+    case kir::Type::BFloat16: return 2;
+    case kir::Type::WelfordF32: return 12;
+    case kir::Type::WelfordF64: return 24;
+  }
+  return 8;
+}
+
+class ReductionLowering {
+ public:
+  ReductionLowering(const Fusion& f, const Segment& s, SchedulerKind kind, const ReductionParams& p,
+                    const HeuristicHints& hints)
+      : f_(f), seg_(s), kind_(kind), p_(p), hints_(hints), a_(analyze_reductions(f, s)),
+        graph_(f, s.inputs) {
+    FUSERC_CHECK(a_.ok(), "lowering a reduction group the analysis rejects: " + a_.error);
+    for (size_t d = 0; d < a_.domain.size(); ++d)
+      coords_.push_back(Expr::index("fz_c" + std::to_string(d), a_.domain[d]));
+    Expr row_linear = row_linear_coords();
+    for (size_t r = 0; r < a_.reductions.size(); ++r) {
+      const auto& info = a_.reductions[r];
+      for (size_t i = 0; i < info.outputs.size(); ++i) {
+        const Value& out = f_.value(info.outputs[i]);
+        graph_.set_reduced(info.outputs[i], static_cast<int>(r), static_cast<int>(i),
+                           coords_of(out, row_linear));
+      }
+    }
+    for (const auto& info : a_.reductions) input_nodes_.push_back(graph_.value_at(info.input, coords_));
+    for (ValueId o : a_.full_outputs) full_.emplace_back(o, graph_.value_at(o, coords_));
+    for (ValueId o : a_.reduced_outputs)
+      reduced_.emplace_back(o, graph_.value_at(o, coords_of(f_.value(o), row_linear)));
+  }
+
+  std::vector<LoweredKernel> run(const std::string& name) {
+    Expr max_index = a_.rows * a_.row_length;
+    for (ValueId v : seg_.inputs)
+      if (!f_.value(v).scalar_input) max_index = max(max_index, addressable_extent(f_.value(v)));
+    // Row and element indices run past their ends by at most a grid stride.
+    int64_t limit = int64_t{2147483647} - (int64_t{1} << 24);
+    bool need32 = max_index.lo() <= limit;
+    bool need64 = max_index.hi() > limit;
+    Expr fits32 = le(max_index, Expr(limit));
+    int ept = kind_ == SchedulerKind::Normalization ? p_.elements_per_thread : 0;
+    Expr capacity(int64_t{p_.threads_per_row} * std::max(ept, 1));
+    bool persistent = ept > 0 && need32 && a_.row_length.lo() <= capacity.value();
+    bool multipass = ept == 0 || a_.row_length.hi() > capacity.value() || need64;
+    Expr fits_row = le(a_.row_length, capacity);
+
+    std::vector<LoweredKernel> out;
+    auto add = [&](bool index64, int elements, Expr when, const std::string& suffix) {
+      LoweredKernel lk = build(name + suffix, index64, elements);
+      lk.selected_when = when;
+      out.push_back(std::move(lk));
+    };
+    size_t variants = (persistent ? 1 : 0) + (multipass && need32 ? 1 : 0) + (need64 ? 1 : 0);
+    auto suffix = [&](const char* s) { return variants > 1 ? std::string(s) : std::string(); };
+    if (persistent) add(false, ept, need64 ? fits_row * fits32 : fits_row, suffix("_rows"));
+    if (multipass && need32) add(false, 0, fits32, suffix(persistent ? "_long" : "_i32"));
+    if (need64) add(true, 0, Expr(1), suffix("_i64"));
+    return out;
+  }
+
+ private:
+  const Fusion& f_;
+  const Segment& seg_;
+  SchedulerKind kind_;
+  const ReductionParams& p_;
+  const HeuristicHints& hints_;
+  ReductionAnalysis a_;
+  ElementGraph graph_;
+  std::vector<Expr> coords_;
+  std::vector<int> input_nodes_;
+  std::vector<std::pair<ValueId, int>> full_, reduced_;
+
+  // The row's linear index over the kept dims, in the coordinate variables.
+  Expr row_linear_coords() const {
+    std::vector<Expr> kept, extents;
+    for (int64_t d : a_.kept_dims) {
+      kept.push_back(coords_[d]);
+      extents.push_back(a_.domain[d]);
+    }
+    return linearize(kept, extents);
+  }
+  // Coordinates in a value with one element per row (any placement of 1s).
+  static std::vector<Expr> coords_of(const Value& v, const Expr& row_linear) {
+    return delinearize(row_linear, v.shape);
+  }
+
+  // ---------------------------------------------------------------- accumulators
+
+  std::vector<Accumulator> accumulators(NameTable& names) const {
+    std::vector<Accumulator> accs;
+    for (size_t r = 0; r < a_.reductions.size(); ++r) {
+      const auto& info = a_.reductions[r];
+      const Op& op = f_.ops[info.op];
+      Accumulator acc;
+      acc.reduction = static_cast<int>(r);
+      acc.op = op.kind;
+      acc.input_node = input_nodes_[r];
+      acc.correction = op.attrs.correction;
+      DType in = f_.value(info.input).dtype;
+      DType out = f_.value(info.outputs[0]).dtype;
+      switch (op.kind) {
+        case OpKind::Sum:
+        case OpKind::Prod:
+        case OpKind::Mean:
+          acc.acc = is_float(out) ? canonical_dtype(out) : DType::I64;
+          acc.functor = op.kind == OpKind::Prod ? "fz_prod_op" : "fz_sum_op";
+          break;
+        case OpKind::Max:
+        case OpKind::Amax:
+        case OpKind::Min:
+        case OpKind::Amin:
+          acc.acc = canonical_dtype(in);
+          acc.functor = (op.kind == OpKind::Max || op.kind == OpKind::Amax) ? "fz_max_op" : "fz_min_op";
+          break;
+        case OpKind::Var:
+        case OpKind::VarMean:
+          acc.acc = canonical_dtype(out);
+          acc.welford = true;
+          acc.functor = "fz_welford_op";
+          break;
+        default: FUSERC_UNREACHABLE(std::string("not a reduction: ") + op_name(op.kind));
+      }
+      acc.type = acc.welford ? (acc.acc == DType::F64 ? kir::Type::WelfordF64 : kir::Type::WelfordF32)
+                             : kir::compute_type_of(acc.acc);
+      acc.bytes = type_size(acc.type);
+      std::string base = f_.value(info.outputs[0]).name;
+      acc.name = names.fresh("acc_" + base);
+      acc.smem = names.fresh("smem_" + base);
+      acc.partials = names.fresh("partials_" + base);
+      accs.push_back(acc);
+    }
+    return accs;
+  }
+
+  kir::ValuePtr identity(const Accumulator& acc) const {
+    if (acc.welford)
+      return kir::call(std::string("fz_welford_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">",
+                       acc.type, {});
+    const double inf = std::numeric_limits<double>::infinity();
+    bool is_max = acc.op == OpKind::Max || acc.op == OpKind::Amax;
+    bool is_min = acc.op == OpKind::Min || acc.op == OpKind::Amin;
+    Literal l = Literal::of_int(acc.op == OpKind::Prod ? 1 : 0);
+    if (is_max || is_min) {
+      switch (acc.acc) {
+        case DType::Bool: l = Literal::of_bool(is_min); break;
+        case DType::I32:
+          l = Literal::of_int(is_max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max());
+          break;
+        case DType::I64:
+          l = Literal::of_int(is_max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
+          break;
+        default: l = Literal::of_float(is_max ? -inf : inf);
+      }
+    }
+    return kir::literal(l, acc.type);
+  }
+
+  // acc combined with one element value (of the input's dtype).
+  kir::ValuePtr push(const Accumulator& acc, const kir::ValuePtr& value, DType value_dtype) const {
+    kir::ValuePtr x = value;
+    if (canonical_dtype(value_dtype) != acc.acc) x = kir::convert(value, value_dtype, acc.acc);
+    kir::ValuePtr a = kir::ref(acc.name, acc.type);
+    if (acc.welford) return kir::call("fz_welford_push", acc.type, {a, x});
+    return combine(acc, a, x);
+  }
+
+  kir::ValuePtr combine(const Accumulator& acc, const kir::ValuePtr& a, const kir::ValuePtr& b) const {
+    if (acc.welford) return kir::call("fz_welford_combine", acc.type, {a, b});
+    OpKind k = OpKind::Add;
+    switch (acc.op) {
+      case OpKind::Prod: k = OpKind::Mul; break;
+      case OpKind::Max:
+      case OpKind::Amax: k = OpKind::Maximum; break;
+      case OpKind::Min:
+      case OpKind::Amin: k = OpKind::Minimum; break;
+      default: break;
+    }
+    if (acc.acc == DType::Bool && k == OpKind::Add) k = OpKind::LogicalOr;
+    if (acc.acc == DType::Bool && k == OpKind::Mul) k = OpKind::LogicalAnd;
+    return kir::op(k, acc.acc, acc.type, {a, b});
+  }
+
+  // The reduction's results for the row, from its combined accumulator.
+  std::vector<kir::ValuePtr> finalize(const Accumulator& acc, kir::Type index_type) const {
+    const auto& info = a_.reductions[acc.reduction];
+    kir::ValuePtr a = kir::ref(acc.name, acc.type);
+    DType out = f_.value(info.outputs[0]).dtype;
+    kir::Type out_type = kir::compute_type_of(out);
+    if (acc.welford) {
+      kir::Type t = acc.acc == DType::F64 ? kir::Type::Double : kir::Type::Float;
+      kir::ValuePtr corr = kir::literal(Literal::of_int(acc.correction), t);
+      std::vector<kir::ValuePtr> r = {kir::call("fz_welford_var", t, {a, corr})};
+      if (info.outputs.size() > 1) r.push_back(kir::call("fz_welford_mean", t, {a}));
+      return r;
+    }
+    if (acc.op == OpKind::Mean) {
+      kir::ValuePtr n = kir::convert(kir::index_value(a_.row_length, index_type),
+                                     index_type == kir::Type::Int64 ? DType::I64 : DType::I32, acc.acc);
+      return {kir::op(OpKind::Div, acc.acc, acc.type, {a, n})};
+    }
+    if (kir::compute_type_of(acc.acc) == out_type) return {a};
+    return {kir::convert(a, acc.acc, canonical_dtype(out))};
+  }
+
+  // ---------------------------------------------------------------- the kernel
+
+  struct Ctx {
+    kir::Type index_type;
+    int elements = 0;  // persistent: elements per thread kept in registers
+    NameTable names;
+    std::function<std::string(ValueId)> param_of;
+    std::vector<Accumulator> accs;
+    std::string row, row_base, k, j, active, counters, last, g;
+    std::map<int, std::string> caches;  // load node -> register array
+  };
+
+  std::map<std::string, Expr> coord_map(const Expr& row, const Expr& k) const {
+    std::map<std::string, Expr> m;
+    std::vector<Expr> kept = delinearize(row, a_.kept_extents());
+    std::vector<Expr> red = delinearize(k, a_.reduced_extents());
+    for (size_t i = 0; i < a_.kept_dims.size(); ++i) m[coords_[a_.kept_dims[i]].name()] = kept[i];
+    for (size_t i = 0; i < a_.reduced_dims.size(); ++i) m[coords_[a_.reduced_dims[i]].name()] = red[i];
+    return m;
+  }
+
+  std::set<int> unconditional_nodes() const {
+    std::set<int> seen;
+    std::vector<int> stack(input_nodes_.begin(), input_nodes_.end());
+    for (const auto& [o, n] : full_) stack.push_back(n);
+    while (!stack.empty()) {
+      int id = stack.back();
+      stack.pop_back();
+      if (!seen.insert(id).second) continue;
+      const ENode& n = graph_.node(id);
+      if (n.kind == ENode::Kind::Cond) continue;
+      for (int a : n.args) stack.push_back(a);
+    }
+    return seen;
+  }
+
+  // One pass over the row's elements: `body` gets the element block, the emitter and the
+  // lane index expression. Persistent kernels unroll over the registers; others stride.
+  kir::Block row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
+                      const std::function<void(ElementEmitter&, kir::Block&)>& body) {
+    Expr k = Expr::index(c.k, a_.row_length);
+    auto m = coord_map(row, k);
+    ElementEmitter em(f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
+                      c.index_type);
+    kir::Block pre, elem;
+    em.set_lane(k, &pre, {});
+    for (const auto& [node, array] : c.caches)
+      if (!fill_caches) em.set_override(node, kir::element(array, Expr::index(c.j, Expr(c.elements)),
+                                                           kir::compute_type_of(graph_.node(node).dtype)));
+    for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+    em.begin_scope(elem);
+    if (fill_caches)
+      for (const auto& [node, array] : c.caches) {
+        kir::ValuePtr v = em.emit(node, elem);
+        elem.push_back(kir::element_store(array, Expr::index(c.j, Expr(c.elements)), v));
+      }
+    body(em, elem);
+    em.end_scope();
+    kir::Block out = std::move(pre);
+    Expr tx = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(p_.threads_per_row));
+    if (c.elements > 0) {
+      // `k` has the extent of the row inside the guard, where it is used.
+      Expr j = Expr::index(c.j, Expr(c.elements));
+      Expr k_value = tx + j * p_.threads_per_row;
+      kir::Block loop;
+      Expr guard = lt(k_value, a_.row_length);
+      if (kir::symbols_used(elem).count(c.k) || !guard.is_const()) {
+        loop.push_back(kir::let(c.index_type, c.k, kir::index_value(k_value, c.index_type)));
+        // The same test on the local (of its true extent, so that it is not folded away).
+        if (!guard.is_const())
+          guard = lt(Expr::index(c.k, Expr(int64_t{p_.threads_per_row} * c.elements)), a_.row_length);
+      }
+      append_guarded(loop, guard, std::move(elem));
+      out.push_back(kir::for_loop(kir::Type::Int32, c.j, Expr(0), Expr(c.elements), std::move(loop), true));
+      return out;
+    }
+    Expr begin = tx, step(p_.threads_per_row);
+    if (grid_split) {
+      Expr by = Expr::index("blockIdx.y", Expr(p_.max_blocks_per_row));
+      Expr gy = Expr::index("gridDim.y", Expr(p_.max_blocks_per_row + 1));
+      begin = by * p_.threads_per_row + tx;
+      step = gy * p_.threads_per_row;
+    }
+    out.push_back(kir::for_loop(c.index_type, c.k, begin, a_.row_length, std::move(elem), false, step));
+    return out;
+  }
+
+  std::map<int, kir::ValuePtr> reduced_values_;  // Reduced node -> the finalized local
+
+  void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals,
+                          kir::Type index_type) {
+    (void)index_type;
+    for (size_t id = 0; id < graph_.nodes().size(); ++id) {
+      const ENode& n = graph_.node(id);
+      if (n.kind == ENode::Kind::Reduced && n.reduction == acc.reduction)
+        reduced_values_[static_cast<int>(id)] = kir::ref(locals[n.output], kir::compute_type_of(n.dtype));
+    }
+  }
+
+  // Combines the accumulators of one phase across the row's threads (and blocks).
+  void combine_phase(Ctx& c, kir::Block& b, const std::vector<Accumulator*>& accs, bool grid,
+                     const Expr& row, const Expr& row_block) {
+    for (Accumulator* acc : accs) {
+      std::string fn;
+      std::vector<kir::ValuePtr> args;
+      args.reserve(3);
+      args.push_back(kir::ref(acc->name, acc->type));
+      args.push_back(kir::call(acc->functor, acc->type, {}));
+      if (p_.inner) {
+        fn = "fz_row_reduce<" + std::to_string(p_.threads_per_row) + ">";
+        args.push_back(p_.threads_per_row > 32 ? kir::ref(acc->smem, acc->type)
+                                               : kir::literal(Literal::of_int(0), kir::Type::Int32));
+      } else {
+        fn = "fz_column_reduce<" + std::to_string(p_.rows_per_block) + ", " +
+             std::to_string(p_.threads_per_row) + ">";
+        args.push_back(kir::ref(acc->smem, acc->type));
+      }
+      b.push_back(kir::assign(acc->name, kir::call(fn, acc->type, std::move(args))));
+    }
+    if (!grid) return;
+    // Every block of the row group writes its partials; the last to arrive combines them all,
+    // in block order, so the result does not depend on which block finished last.
+    Expr gy = Expr::index("gridDim.y", Expr(p_.max_blocks_per_row + 1));
+    Expr by = Expr::index("blockIdx.y", Expr(p_.max_blocks_per_row));
+    Expr lead = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(p_.threads_per_row));
+    auto lead_active = [&]() {
+      return kir::all_of({kir::ref(c.active, kir::Type::Bool),
+                          kir::index_value(eq(lead, Expr(0)), kir::Type::Bool)});
+    };
+    kir::Block write;
+    for (Accumulator* acc : accs)
+      write.push_back(kir::element_store(acc->partials, row * gy + by, kir::ref(acc->name, acc->type)));
+    b.push_back(kir::if_then(lead_active(), std::move(write)));
+    b.push_back(kir::let(kir::Type::Bool, c.last,
+                         kir::call("fz_last_block", kir::Type::Bool,
+                                   {kir::ref(c.counters, kir::Type::UInt32),
+                                    kir::index_value(row_block, c.index_type),
+                                    kir::index_value(gy, kir::Type::UInt32)})));
+    kir::ValuePtr not_last =
+        kir::op(OpKind::LogicalNot, DType::Bool, kir::Type::Bool, {kir::ref(c.last, kir::Type::Bool)});
+    b.push_back(kir::if_then(not_last, {p_.inner ? kir::continue_loop() : kir::ret()}));
+    kir::Block gather;
+    Expr g = Expr::index(c.g, Expr(p_.max_blocks_per_row + 1));
+    kir::Block loop;
+    for (Accumulator* acc : accs) {
+      auto partial = [&](const Expr& i) {
+        return kir::call("fz_load_cg", acc->type,
+                         {kir::ref(acc->partials, acc->type), kir::index_value(i, c.index_type)});
+      };
+      gather.push_back(kir::assign(acc->name, partial(row * gy)));
+      loop.push_back(kir::assign(acc->name, combine(*acc, kir::ref(acc->name, acc->type), partial(row * gy + g))));
+    }
+    gather.push_back(kir::for_loop(kir::Type::Int32, c.g, Expr(1), gy, std::move(loop)));
+    b.push_back(kir::if_then(lead_active(), std::move(gather)));
+  }
+
+  LoweredKernel build(const std::string& name, bool index64, int elements) {
+    LoweredKernel lk;
+    KernelSummary& ks = lk.summary;
+    kir::Kernel& k = lk.kernel;
+    Ctx c;
+    c.index_type = index64 ? kir::Type::Int64 : kir::Type::Int32;
+    c.elements = elements;
+    std::map<ValueId, std::string> param_name = name_segment_params(f_, seg_, c.names);
+    c.param_of = [param_name](ValueId v) { return param_name.at(v); };
+    c.row = c.names.fresh("row");
+    c.row_base = c.names.fresh("row_base");
+    c.k = c.names.fresh("k");
+    c.j = c.names.fresh("j");
+    c.active = c.names.fresh("active");
+    c.counters = c.names.fresh("counters");
+    c.last = c.names.fresh("last");
+    c.g = c.names.fresh("g");
+    c.accs = accumulators(c.names);
+    reduced_values_.clear();
+    bool grid = p_.grid;
+    int tpr = p_.threads_per_row, rpb = p_.rows_per_block;
+
+    k.name = name;
+    k.index_type = c.index_type;
+    k.max_threads = tpr * rpb;
+    kir::Block& body = k.body;
+
+    // Shared memory for the combines.
+    for (const auto& acc : c.accs) {
+      int width = p_.inner ? (tpr > 32 ? rpb * tpr / 32 : 0) : tpr * rpb;
+      if (width > 0) body.push_back(kir::shared_array(acc.type, acc.smem, width));
+    }
+
+    Expr rows = a_.rows;
+    Expr row = Expr::index(c.row, rows);
+    // `row` is declared with the extent `rows`, which holds wherever it is used: under
+    // `active`. The test itself is on the row's definition.
+    kir::Block row_body;
+    Expr row_block, row_value;
+    if (p_.inner) {
+      Expr ty = rpb == 1 ? Expr(0) : Expr::index("threadIdx.y", Expr(rpb));
+      Expr rb = Expr::index(c.row_base, rows);
+      row_value = rb + ty;
+      row_body.push_back(kir::let(c.index_type, c.row, kir::index_value(row_value, c.index_type)));
+      row_block = floordiv(rb, Expr(rpb));
+    } else {
+      Expr bx = Expr::index("blockIdx.x", ceildiv(rows, Expr(rpb)));
+      Expr tx = Expr::index("threadIdx.x", Expr(rpb));
+      row_value = bx * rpb + tx;
+      body.push_back(kir::let(c.index_type, c.row, kir::index_value(row_value, c.index_type)));
+      row_block = bx;
+    }
+    kir::Block& rb_body = p_.inner ? row_body : body;
+    rb_body.push_back(kir::let(kir::Type::Bool, c.active, condition_value(lt(row_value, rows))));
+
+    // Register caches for the persistent variant: every unconditional load along the row.
+    if (elements > 0) {
+      std::set<int> unconditional = unconditional_nodes();
+      Expr kk = Expr::index(c.k, a_.row_length);
+      auto m = coord_map(row, kk);
+      for (size_t id = 0; id < graph_.nodes().size(); ++id) {
+        const ENode& n = graph_.node(id);
+        if (n.kind != ENode::Kind::Load || !unconditional.count(static_cast<int>(id))) continue;
+        bool along_row = false;
+        for (const auto& s : free_symbols(subst(n.offset, m))) along_row = along_row || s == c.k;
+        if (!along_row) continue;
+        std::string array = c.names.fresh(f_.value(n.value).name + "_r");
+        c.caches[static_cast<int>(id)] = array;
+        rb_body.push_back(kir::array(kir::compute_type_of(n.dtype), array, elements));
+      }
+    }
+
+    // The phases.
+    for (int phase = 1; phase <= a_.phases; ++phase) {
+      std::vector<Accumulator*> accs;
+      for (auto& acc : c.accs)
+        if (a_.reductions[acc.reduction].phase == phase) accs.push_back(&acc);
+      for (Accumulator* acc : accs) rb_body.push_back(kir::declare(acc->type, acc->name, identity(*acc)));
+      kir::Block pass = row_pass(c, row, grid, elements > 0 && phase == 1, [&](ElementEmitter& em, kir::Block& b) {
+        for (Accumulator* acc : accs) {
+          kir::ValuePtr v = em.emit(acc->input_node, b);
+          b.push_back(kir::assign(acc->name, push(*acc, v, graph_.node(acc->input_node).dtype)));
+        }
+      });
+      rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
+      combine_phase(c, rb_body, accs, grid, row, row_block);
+      for (Accumulator* acc : accs) {
+        std::vector<kir::ValuePtr> results = finalize(*acc, c.index_type);
+        std::vector<std::string> locals;
+        const auto& info = a_.reductions[acc->reduction];
+        for (size_t i = 0; i < results.size(); ++i) {
+          std::string local = c.names.fresh(f_.value(info.outputs[i]).name);
+          rb_body.push_back(kir::let(results[i]->type, local, results[i]));
+          locals.push_back(local);
+        }
+        set_reduced_values(*acc, locals, c.index_type);
+      }
+    }
+
+    // Results broadcast back over the row.
+    if (!full_.empty()) {
+      kir::Block pass = row_pass(c, row, false, false, [&](ElementEmitter& em, kir::Block& b) {
+        Expr kk = Expr::index(c.k, a_.row_length);
+        auto m = coord_map(row, kk);
+        for (const auto& [o, node] : full_) {
+          kir::ValuePtr v = em.emit(node, b);
+          b.push_back(kir::store(c.param_of(o), subst(linearize(coords_, a_.domain), m),
+                                 f_.value(o).dtype, v));
+        }
+      });
+      rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
+    }
+
+    // Results with one element per row, written by the row's lead thread.
+    if (!reduced_.empty()) {
+      auto m = coord_map(row, Expr(0));
+      ElementEmitter em(f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
+                        c.index_type);
+      for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+      kir::Block b;
+      em.begin_scope(b);
+      for (const auto& [o, node] : reduced_) {
+        kir::ValuePtr v = em.emit(node, b);
+        b.push_back(kir::store(c.param_of(o), row, f_.value(o).dtype, v));
+      }
+      em.end_scope();
+      Expr lead = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(tpr));
+      rb_body.push_back(kir::if_then(
+          kir::all_of({kir::ref(c.active, kir::Type::Bool), kir::index_value(eq(lead, Expr(0)), kir::Type::Bool)}),
+          std::move(b)));
+    }
+
+    if (p_.inner) {
+      Expr bx = Expr::index("blockIdx.x", ceildiv(rows, Expr(rpb)));
+      Expr gx = Expr::index("gridDim.x", ceildiv(rows, Expr(rpb)) + 1);
+      body.push_back(kir::for_loop(c.index_type, c.row_base, bx * rpb, rows, std::move(row_body), false,
+                                   gx * rpb));
+    }
+
+    add_tensor_params(f_, seg_, param_name, k, ks);
+
+    // Launch configuration.
+    Expr blocks_per_row(1);
+    if (p_.inner) {
+      ks.block[0] = Expr(tpr);
+      ks.block[1] = Expr(rpb);
+      ks.grid[0] = min(ceildiv(rows, Expr(rpb)), Expr(int64_t{1} << 20));
+      if (grid) blocks_per_row = min(Expr(p_.max_blocks_per_row), max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 8))));
+    } else {
+      ks.block[0] = Expr(rpb);
+      ks.block[1] = Expr(tpr);
+      ks.grid[0] = ceildiv(rows, Expr(rpb));
+      if (grid) blocks_per_row = min(Expr(p_.max_blocks_per_row), max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 16))));
+    }
+    ks.grid[1] = blocks_per_row;
+    if (grid) {
+      // Partials (one per row and block of the row) and the semaphores.
+      Expr row_groups = ceildiv(rows, Expr(rpb));
+      Expr slots = (p_.inner ? row_groups * rpb : rows) * blocks_per_row;
+      for (const auto& acc : c.accs) {
+        ks.allocations.push_back({slots * static_cast<int64_t>(acc.bytes), false});
+        kir::Param p;
+        p.name = acc.partials;
+        p.kind = kir::Param::Kind::Pointer;
+        p.workspace = true;
+        p.element = acc.type;
+        p.is_const = false;
+        p.restrict = false;
+        k.params.push_back(p);
+        KernelArg arg;
+        arg.name = acc.partials;
+        arg.role = KernelArg::Role::Workspace;
+        arg.allocation = static_cast<int>(ks.allocations.size() - 1);
+        ks.args.push_back(arg);
+      }
+      ks.allocations.push_back({row_groups * 4, true});
+      kir::Param p;
+      p.name = c.counters;
+      p.kind = kir::Param::Kind::Pointer;
+      p.workspace = true;
+      p.element = kir::Type::UInt32;
+      p.is_const = false;
+      p.restrict = false;
+      k.params.push_back(p);
+      KernelArg arg;
+      arg.name = c.counters;
+      arg.role = KernelArg::Role::Workspace;
+      arg.allocation = static_cast<int>(ks.allocations.size() - 1);
+      ks.args.push_back(arg);
+      ks.grid_reduction = true;
+    }
+    add_symbol_params(f_, k, ks);
+
+    ks.name = name;
+    ks.scheduler = kind_;
+    ks.index64 = index64;
+    ks.block_reduction = true;
+    for (const auto& n : graph_.nodes())
+      if (n.kind == ENode::Kind::Rand) ks.uses_rng = true;
+    ks.scheduler_params = {{"layout", p_.inner ? "inner" : "outer"},
+                           {p_.inner ? "threads_per_row" : "threads_across_rows", std::to_string(tpr)},
+                           {p_.inner ? "rows_per_block" : "columns_per_block", std::to_string(rpb)},
+                           {"phases", std::to_string(a_.phases)},
+                           {"grid_reduction", grid ? "yes" : "no"},
+                           {"persistent", elements > 0 ? std::to_string(elements) + " per thread" : "no"},
+                           {"index", index64 ? "64-bit" : "32-bit"}};
+    std::string ops = op_listing(f_, seg_);
+    ks.comment = ops;
+    k.header_comment = {
+        "fuserc: graph '" + f_.name + "', kernel " + name + " (" + scheduler_name(kind_) + ")",
+        "computes: " + ops,
+        "reduces " + shape_to_string(a_.domain) + " over rows of " + a_.row_length.str() + " (" +
+            a_.rows.str() + (a_.rows.is_const(1) ? " row), " : " rows), ") + (p_.inner ? "contiguous" : "strided") + " rows, " +
+            std::to_string(tpr) + (p_.inner ? " threads per row, " : " threads across rows, ") +
+            std::to_string(rpb) + (p_.inner ? (rpb == 1 ? " row per block" : " rows per block") : " columns per block") +
+            (grid ? ", rows split across blocks" : "") +
+            (elements > 0 ? ", row in registers (" + std::to_string(elements) + " per thread)" : "") +
+            ", " + (index64 ? "64" : "32") + "-bit indexing"};
+    // A maximum or minimum over an empty row has no value (the reference refuses it too).
+    for (const auto& acc : c.accs) {
+      bool extremum = acc.op == OpKind::Max || acc.op == OpKind::Min || acc.op == OpKind::Amax ||
+                      acc.op == OpKind::Amin;
+      if (!extremum || a_.row_length.lo() > 0) continue;
+      Expr holds = lt(Expr(0), a_.row_length + eq(a_.rows, Expr(0)));
+      if (!holds.is_const(1))
+        ks.guards.push_back({KernelGuard::Kind::Other, holds,
+                             "'" + f_.value(a_.reductions[acc.reduction].outputs[0]).name +
+                                 "': the reduction is over an empty dimension, which has no "
+                                 "maximum or minimum"});
+    }
+    Expr fits = le(ks.grid[0], Expr(2147483647));
+    if (!fits.is_const(1))
+      ks.guards.push_back({KernelGuard::Kind::LaunchLimit, fits, "kernel " + name + " needs too many blocks"});
+    (void)hints_;
+    return lk;
+  }
+};
+
+}  // namespace
+
+std::vector<LoweredKernel> lower_reduction(const Fusion& f, const Segment& segment,
+                                           SchedulerKind kind, const ReductionParams& params,
+                                           const std::string& kernel_name,
+                                           const HeuristicHints& hints) {
+  ReductionLowering lowering(f, segment, kind, params, hints);
+  return lowering.run(kernel_name);
+}
+
+}  // namespace fuserc::lower

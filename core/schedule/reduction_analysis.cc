@@ -1,0 +1,123 @@
+#include "core/schedule/reduction_analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/schedule/pointwise_scheduler.h"
+
+namespace fuserc {
+
+std::vector<Expr> ReductionAnalysis::kept_extents() const {
+  std::vector<Expr> e;
+  for (int64_t d : kept_dims) e.push_back(domain[d]);
+  return e;
+}
+
+std::vector<Expr> ReductionAnalysis::reduced_extents() const {
+  std::vector<Expr> e;
+  for (int64_t d : reduced_dims) e.push_back(domain[d]);
+  return e;
+}
+
+namespace {
+
+bool broadcasts_back(OpKind k) {
+  switch (k) {
+    case OpKind::BroadcastInDim:
+    case OpKind::Expand:
+    case OpKind::Reshape:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze: return true;
+    default: return false;
+  }
+}
+
+std::string who(const Fusion& f, const Op& op) {
+  return "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) + "' (out '" +
+         f.value(op.outs[0]).name + "')";
+}
+
+}  // namespace
+
+ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
+  ReductionAnalysis a;
+  std::set<int> in_group(group.ops.begin(), group.ops.end());
+  for (int k : group.ops) {
+    const Op& op = f.ops[k];
+    if (op.info().group != OpGroup::Reduction) continue;
+    ReductionInfo r;
+    r.op = k;
+    r.input = op.args[0].value;
+    r.outputs = op.outs;
+    const Value& in = f.value(r.input);
+    if (a.reductions.empty()) {
+      a.domain = in.shape;
+      a.reduced_dims = op.attrs.dims;
+    } else if (in.shape != a.domain || op.attrs.dims != a.reduced_dims) {
+      a.error = who(f, op) + " reduces " + shape_to_string(in.shape) + " over other dims than " +
+                who(f, f.ops[a.reductions[0].op]);
+      return a;
+    }
+    a.reductions.push_back(r);
+  }
+  if (a.reductions.empty()) {
+    a.error = "it has no reduction";
+    return a;
+  }
+  for (int d = 0; d < static_cast<int>(a.domain.size()); ++d)
+    if (!std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(), d)) a.kept_dims.push_back(d);
+  a.rows = product(a.kept_extents());
+  a.row_length = product(a.reduced_extents());
+  a.inner = a.domain.empty() ||
+            std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(),
+                               static_cast<int64_t>(a.domain.size()) - 1);
+
+  // Which reductions each value depends on (inside the group), and the phases.
+  std::map<ValueId, std::set<int>> depends;  // value -> indices into a.reductions
+  std::map<int, int> reduction_of_op;
+  for (size_t i = 0; i < a.reductions.size(); ++i) reduction_of_op[a.reductions[i].op] = static_cast<int>(i);
+  for (int k : group.ops) {
+    const Op& op = f.ops[k];
+    std::set<int> dep;
+    for (const auto& arg : op.args)
+      if (!arg.is_literal() && depends.count(arg.value))
+        dep.insert(depends[arg.value].begin(), depends[arg.value].end());
+    if (auto it = reduction_of_op.find(k); it != reduction_of_op.end()) {
+      ReductionInfo& r = a.reductions[it->second];
+      for (int d : dep) r.phase = std::max(r.phase, a.reductions[d].phase + 1);
+      dep.insert(it->second);
+    } else {
+      if (!is_pointwise_op(op)) {
+        a.error = who(f, op) + " is neither a reduction nor elementwise";
+        return a;
+      }
+      if (!dep.empty() && !op.info().is_elementwise() && !broadcasts_back(op.kind)) {
+        a.error = who(f, op) + " moves a reduction's result in a way other than broadcasting it";
+        return a;
+      }
+    }
+    for (ValueId o : op.outs)
+      if (!dep.empty()) depends[o] = dep;
+  }
+  for (const auto& r : a.reductions) a.phases = std::max(a.phases, r.phase);
+
+  for (ValueId o : group.outputs) {
+    const Value& v = f.value(o);
+    // With rows of one element (reductions over size-1 dims, or rank 0) a result of the
+    // domain's shape is also one element per row: a plain reduction.
+    if (v.shape == a.domain && !a.row_length.is_const(1)) {
+      a.full_outputs.push_back(o);
+    } else if (v.numel() == a.rows) {
+      a.reduced_outputs.push_back(o);
+    } else {
+      a.error = "its result '" + v.name + "' " + shape_to_string(v.shape) +
+                " is neither the reduced domain " + shape_to_string(a.domain) +
+                " nor one element per row";
+      return a;
+    }
+  }
+  return a;
+}
+
+}  // namespace fuserc

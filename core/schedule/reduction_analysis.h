@@ -1,0 +1,47 @@
+// Owns the analysis of a group of ops around reductions, shared by the reduction and
+// normalization schedulers and by their lowering. A group fits when:
+//   - every reduction reduces the same domain D (the shape of its input) over the same dims;
+//   - every other op is elementwise or a view (computed per element, as in pointwise kernels),
+//     and what consumes a reduction's result only broadcasts it back (elementwise ops,
+//     broadcast_in_dim, expand, reshape, squeeze, unsqueeze);
+//   - every result written to memory has the domain's shape ("full" outputs, computed per
+//     element after the reductions they need) or one element per row ("reduced" outputs).
+// Rows are the kept dims of D (linearized), a row's elements its reduced dims. A reduction
+// whose input depends on another reduction's result runs in a later phase over the same row.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/ir/fusion.h"
+#include "core/segment/segmented_fusion.h"
+
+namespace fuserc {
+
+struct ReductionInfo {
+  int op = -1;                   // index into Fusion::ops
+  ValueId input = kNoValue;
+  std::vector<ValueId> outputs;  // var_mean has two
+  int phase = 1;                 // 1 + the latest phase its input depends on
+};
+
+struct ReductionAnalysis {
+  std::string error;             // why the group does not fit; empty when it does
+  std::vector<Expr> domain;      // D
+  std::vector<int64_t> reduced_dims, kept_dims;
+  std::vector<ReductionInfo> reductions;
+  int phases = 0;
+  std::vector<ValueId> full_outputs;     // group outputs of the domain's shape
+  std::vector<ValueId> reduced_outputs;  // group outputs with one element per row
+  bool inner = true;             // the innermost dim of D is reduced (rows are contiguous)
+  Expr rows = Expr(1);           // product of the kept extents
+  Expr row_length = Expr(1);     // product of the reduced extents
+
+  bool ok() const { return error.empty(); }
+  std::vector<Expr> kept_extents() const;
+  std::vector<Expr> reduced_extents() const;
+};
+
+ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group);
+
+}  // namespace fuserc

@@ -1,0 +1,39 @@
+// fuserc: graph 'batchnorm_stats', kernel batchnorm_stats_k0_i32 (reduction)
+// computes: var, mean = var_mean(x)
+// reduces [N, 64] over rows of N (64 rows), strided rows, 8 threads across rows, 32 columns per block, rows split across blocks, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) batchnorm_stats_k0_i32(
+    const float* __restrict__ x,
+    float* __restrict__ var,
+    float* __restrict__ mean,
+    fz_welford<float>* partials_var,
+    unsigned int* counters,
+    int N) {
+  __shared__ fz_welford<float> smem_var[256];
+  const int row = (int)blockIdx.x * 32 + (int)threadIdx.x;
+  const bool active = true;
+  fz_welford<float> acc_var = fz_welford_init<float>();
+  if (active) {
+    for (int k = (int)blockIdx.y * 8 + (int)threadIdx.y; k < N; k += (int)gridDim.y * 8) {
+      const float x_v = x[k * 64 + row];
+      acc_var = fz_welford_push(acc_var, x_v);
+    }
+  }
+  acc_var = fz_column_reduce<32, 8>(acc_var, fz_welford_op(), smem_var);
+  if (active && ((int)threadIdx.y == 0)) {
+    partials_var[(int)blockIdx.y + (int)gridDim.y * row] = acc_var;
+  }
+  const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
+  if (!last) return;
+  if (active && ((int)threadIdx.y == 0)) {
+    acc_var = fz_load_cg(partials_var, (int)gridDim.y * row);
+    for (int g = 1; g < (int)gridDim.y; ++g) {
+      acc_var = fz_welford_combine(acc_var, fz_load_cg(partials_var, g + (int)gridDim.y * row));
+    }
+  }
+  const float var_v = fz_welford_var(acc_var, 1.0f);
+  const float mean_v = fz_welford_mean(acc_var);
+  if (active && ((int)threadIdx.y == 0)) {
+    var[row] = var_v;
+    mean[row] = mean_v;
+  }
+}

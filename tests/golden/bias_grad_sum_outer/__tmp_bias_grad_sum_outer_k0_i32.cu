@@ -1,0 +1,36 @@
+// fuserc: graph 'bias_grad_sum_outer', kernel bias_grad_sum_outer_k0_i32 (reduction)
+// computes: db = sum(dy)
+// reduces [N, 384] over rows of N (384 rows), strided rows, 8 threads across rows, 32 columns per block, rows split across blocks, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_i32(
+    const float* __restrict__ dy,
+    float* __restrict__ db,
+    float* partials_db,
+    unsigned int* counters,
+    int N) {
+  __shared__ float smem_db[256];
+  const int row = (int)blockIdx.x * 32 + (int)threadIdx.x;
+  const bool active = true;
+  float acc_db = 0.0f;
+  if (active) {
+    for (int k = (int)blockIdx.y * 8 + (int)threadIdx.y; k < N; k += (int)gridDim.y * 8) {
+      const float dy_v = dy[k * 384 + row];
+      acc_db = (acc_db + dy_v);
+    }
+  }
+  acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);
+  if (active && ((int)threadIdx.y == 0)) {
+    partials_db[(int)blockIdx.y + (int)gridDim.y * row] = acc_db;
+  }
+  const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
+  if (!last) return;
+  if (active && ((int)threadIdx.y == 0)) {
+    acc_db = fz_load_cg(partials_db, (int)gridDim.y * row);
+    for (int g = 1; g < (int)gridDim.y; ++g) {
+      acc_db = (acc_db + fz_load_cg(partials_db, g + (int)gridDim.y * row));
+    }
+  }
+  const float db_v = acc_db;
+  if (active && ((int)threadIdx.y == 0)) {
+    db[row] = db_v;
+  }
+}

@@ -1,0 +1,36 @@
+// fuserc: graph 'bias_grad_sum_outer', kernel bias_grad_sum_outer_k0_i64 (reduction)
+// computes: db = sum(dy)
+// reduces [N, 384] over rows of N (384 rows), strided rows, 8 threads across rows, 32 columns per block, rows split across blocks, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_i64(
+    const float* __restrict__ dy,
+    float* __restrict__ db,
+    float* partials_db,
+    unsigned int* counters,
+    long long N) {
+  __shared__ float smem_db[256];
+  const long long row = (long long)blockIdx.x * 32 + (long long)threadIdx.x;
+  const bool active = true;
+  float acc_db = 0.0f;
+  if (active) {
+    for (long long k = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k < N; k += (long long)gridDim.y * 8) {
+      const float dy_v = dy[k * 384 + row];
+      acc_db = (acc_db + dy_v);
+    }
+  }
+  acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);
+  if (active && ((long long)threadIdx.y == 0)) {
+    partials_db[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_db;
+  }
+  const bool last = fz_last_block(counters, (long long)blockIdx.x, (long long)gridDim.y);
+  if (!last) return;
+  if (active && ((long long)threadIdx.y == 0)) {
+    acc_db = fz_load_cg(partials_db, (long long)gridDim.y * row);
+    for (int g = 1; g < (long long)gridDim.y; ++g) {
+      acc_db = (acc_db + fz_load_cg(partials_db, g + (long long)gridDim.y * row));
+    }
+  }
+  const float db_v = acc_db;
+  if (active && ((long long)threadIdx.y == 0)) {
+    db[row] = db_v;
+  }
+}

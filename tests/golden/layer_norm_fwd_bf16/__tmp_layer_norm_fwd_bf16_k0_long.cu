@@ -1,0 +1,51 @@
+// fuserc: graph 'layer_norm_fwd_bf16', kernel layer_norm_fwd_bf16_k0_long (normalization)
+// computes: xf = cast(x); var, mean = var_mean(xf); ve = add(var, eps); rstd = rsqrt(ve); xc = sub(xf, mean); xn = mul(xc, rstd); xw = mul(xn, w); yf = add(xw, b); y = cast(yf)
+// reduces [N, 768] over rows of 768 (N rows), contiguous rows, 128 threads per row, 1 row per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_long(
+    const __nv_bfloat16* __restrict__ x,
+    const __nv_bfloat16* __restrict__ w,
+    const __nv_bfloat16* __restrict__ b,
+    float eps,
+    float* __restrict__ mean,
+    float* __restrict__ rstd,
+    __nv_bfloat16* __restrict__ y,
+    int N) {
+  __shared__ fz_welford<float> smem_var[4];
+  for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
+    const int row = row_base;
+    const bool active = row_base < N;
+    fz_welford<float> acc_var = fz_welford_init<float>();
+    if (active) {
+      for (int k = (int)threadIdx.x; k < 768; k += 128) {
+        const float x_v = __bfloat162float(x[k + row * 768]);
+        const float xf = x_v;
+        acc_var = fz_welford_push(acc_var, xf);
+      }
+    }
+    acc_var = fz_row_reduce<128>(acc_var, fz_welford_op(), smem_var);
+    const float var = fz_welford_var(acc_var, 0.0f);
+    const float mean_v = fz_welford_mean(acc_var);
+    if (active) {
+      const float ve = (var + eps);
+      const float rstd_v = rsqrtf(ve);
+      for (int k = (int)threadIdx.x; k < 768; k += 128) {
+        const float x_v2 = __bfloat162float(x[k + row * 768]);
+        const float xf_v = x_v2;
+        const float xc = (xf_v - mean_v);
+        const float xn = (xc * rstd_v);
+        const float w_v = __bfloat162float(w[k]);
+        const float xw = (xn * w_v);
+        const float b_v = __bfloat162float(b[k]);
+        const float yf = (xw + b_v);
+        const float y_v = __bfloat162float(__float2bfloat16_rn(yf));
+        y[k + row * 768] = __float2bfloat16_rn(y_v);
+      }
+    }
+    if (active && ((int)threadIdx.x == 0)) {
+      mean[row] = mean_v;
+      const float ve_v = (var + eps);
+      const float rstd_v2 = rsqrtf(ve_v);
+      rstd[row] = rstd_v2;
+    }
+  }
+}

@@ -1,0 +1,25 @@
+// fuserc: graph 'reduce_dims', kernel reduce_dims_k0_i32 (reduction)
+// computes: s_mid = sum(x)
+// reduces [A, B, C] over rows of B (A * C rows), strided rows, 8 threads across rows, 32 columns per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_dims_k0_i32(
+    const __half* __restrict__ x,
+    __half* __restrict__ s_mid,
+    int A,
+    int B,
+    int C) {
+  __shared__ float smem_s_mid[256];
+  const int row = (int)blockIdx.x * 32 + (int)threadIdx.x;
+  const bool active = (int)blockIdx.x * 32 + (int)threadIdx.x < A * C;
+  float acc_s_mid = 0.0f;
+  if (active) {
+    for (int k = (int)threadIdx.y; k < B; k += 8) {
+      const float x_v = __half2float(x[row % C + C * k + B * C * (row / C)]);
+      acc_s_mid = (acc_s_mid + x_v);
+    }
+  }
+  acc_s_mid = fz_column_reduce<32, 8>(acc_s_mid, fz_sum_op(), smem_s_mid);
+  const float s_mid_v = acc_s_mid;
+  if (active && ((int)threadIdx.y == 0)) {
+    s_mid[row] = __float2half_rn(s_mid_v);
+  }
+}

@@ -1,0 +1,27 @@
+// fuserc: graph 'reduce_dims', kernel reduce_dims_k1_i64 (reduction)
+// computes: m_ends = amax(x)
+// reduces [A, B, C] over rows of A * C (B rows), contiguous rows, 128 threads per row, 1 row per block, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(128) reduce_dims_k1_i64(
+    const __half* __restrict__ x,
+    __half* __restrict__ m_ends,
+    long long A,
+    long long B,
+    long long C) {
+  __shared__ float smem_m_ends[4];
+  for (long long row_base = (long long)blockIdx.x; row_base < B; row_base += (long long)gridDim.x) {
+    const long long row = row_base;
+    const bool active = row_base < B;
+    float acc_m_ends = __int_as_float(0xff800000);
+    if (active) {
+      for (long long k = (long long)threadIdx.x; k < A * C; k += 128) {
+        const float x_v = __half2float(x[k % C + C * row + B * C * (k / C)]);
+        acc_m_ends = fz_maximum(acc_m_ends, x_v);
+      }
+    }
+    acc_m_ends = fz_row_reduce<128>(acc_m_ends, fz_max_op(), smem_m_ends);
+    const float m_ends_v = acc_m_ends;
+    if (active && ((long long)threadIdx.x == 0)) {
+      m_ends[row] = __float2half_rn(m_ends_v);
+    }
+  }
+}

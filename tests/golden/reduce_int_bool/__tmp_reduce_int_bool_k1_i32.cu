@@ -1,0 +1,31 @@
+// fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k1_i32 (reduction)
+// computes: count = sum(b); any = max(b)
+// reduces [N, M] over rows of N (M rows), strided rows, 8 threads across rows, 32 columns per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k1_i32(
+    const bool* __restrict__ b,
+    long long* __restrict__ count,
+    bool* __restrict__ any,
+    int M,
+    int N) {
+  __shared__ long long smem_count[256];
+  __shared__ bool smem_any[256];
+  const int row = (int)blockIdx.x * 32 + (int)threadIdx.x;
+  const bool active = (int)blockIdx.x * 32 + (int)threadIdx.x < M;
+  long long acc_count = 0LL;
+  bool acc_any = false;
+  if (active) {
+    for (int k = (int)threadIdx.y; k < N; k += 8) {
+      const bool b_v = b[row + M * k];
+      acc_count = (acc_count + (long long)b_v);
+      acc_any = fz_maximum(acc_any, b_v);
+    }
+  }
+  acc_count = fz_column_reduce<32, 8>(acc_count, fz_sum_op(), smem_count);
+  acc_any = fz_column_reduce<32, 8>(acc_any, fz_max_op(), smem_any);
+  const long long count_v = acc_count;
+  const bool any_v = acc_any;
+  if (active && ((int)threadIdx.y == 0)) {
+    count[row] = count_v;
+    any[row] = any_v;
+  }
+}

@@ -1,0 +1,25 @@
+// fuserc: graph 'segment_set_chain', kernel segment_set_chain_k1_i32 (reduction)
+// computes: l = log(es); s = sum(l)
+// reduces [N, 32] over rows of 32 (N rows), contiguous rows, 8 threads per row, 16 rows per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) segment_set_chain_k1_i32(
+    const float* __restrict__ es,
+    float* __restrict__ s,
+    int N) {
+  for (int row_base = (int)blockIdx.x * 16; row_base < N; row_base += (int)gridDim.x * 16) {
+    const int row = row_base + (int)threadIdx.y;
+    const bool active = row_base + (int)threadIdx.y < N;
+    float acc_s = 0.0f;
+    if (active) {
+      for (int k = (int)threadIdx.x; k < 32; k += 8) {
+        const float es_v = es[k + row * 32];
+        const float l = logf(es_v);
+        acc_s = (acc_s + l);
+      }
+    }
+    acc_s = fz_row_reduce<8>(acc_s, fz_sum_op(), 0);
+    const float s_v = acc_s;
+    if (active && ((int)threadIdx.x == 0)) {
+      s[row] = s_v;
+    }
+  }
+}

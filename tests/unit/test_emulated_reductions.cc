@@ -1,0 +1,271 @@
+// End-to-end tests of generated reduction and normalization kernels (see emulated_check.h):
+// every reduction op for every dtype it accepts over contiguous ("inner") and strided
+// ("outer") rows, keepdim, rank 0, all dims, size-1 and empty extents, variance corrections;
+// softmax, log-softmax, layer norm, RMS norm and softmax backward at row lengths 1, 31, 1024,
+// 5000 and 70000 (persistent and multi-pass variants both run); grid reductions run with a
+// grid of several blocks (in parallel host threads) and give the same bits on every run.
+#include <catch2/catch.hpp>
+
+#include "emulated_check.h"
+#include "op_coverage.h"
+
+using namespace fuserc;
+using namespace fuserc::testing;
+using namespace fuserc::testing::coverage;
+
+namespace {
+
+const char* kReductions[] = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "var_mean"};
+
+bool is_float_name(const std::string& dt) {
+  return dt == "f16" || dt == "bf16" || dt == "f32" || dt == "f64";
+}
+
+// Every reduction `dt` accepts, over `dims`, results named <op><suffix>.
+std::string reductions_over(const std::string& dt, const std::string& dims,
+                            const std::string& suffix, bool keepdim, std::string* outs) {
+  std::string ops;
+  for (std::string r : kReductions) {
+    bool float_only = r == "mean" || r == "var" || r == "var_mean";
+    if (float_only && !is_float_name(dt)) continue;
+    std::string out = r + suffix;
+    std::string out_json = "\"" + out + "\"";
+    std::string listed = out_json;
+    if (r == "var_mean") {
+      out_json = "[\"" + out + "_v\", \"" + out + "_m\"]";
+      listed = "\"" + out + "_v\", \"" + out + "_m\"";
+    }
+    ops += (ops.empty() ? "" : ", ") + std::string(R"({"op": ")") + r +
+           R"(", "args": ["x"], "dims": )" + dims + (keepdim ? R"(, "keepdim": true)" : "") +
+           R"(, "out": )" + out_json + "}";
+    *outs += (outs->empty() ? "" : ", ") + listed;
+  }
+  return ops;
+}
+
+// The kernel variant names launched, for messages and checks.
+bool launched_any(const std::vector<std::string>& names, const std::string& suffix) {
+  for (const auto& n : names)
+    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  return false;
+}
+
+const std::vector<int64_t> kRowLengths = {1, 31, 1024, 5000, 70000};
+
+}  // namespace
+
+TEST_CASE("every reduction, for every dtype it accepts, over contiguous and strided rows",
+          "[emulated]") {
+  for (const char* dt : kDtypes) {
+    INFO("dtype " << dt);
+    std::string in = R"({"name": "x", "dtype": ")" + std::string(dt) +
+                     R"(", "shape": ["N", "M"], "range": [-2, 2]})";
+    std::string outs;
+    std::string ops = reductions_over(dt, "[1]", "_inner", false, &outs) + ", " +
+                      reductions_over(dt, "[0]", "_outer", true, &outs);
+    auto launched = check_graph(graph(std::string("reductions_") + dt, kNM, in, ops, outs),
+                                {{{"N", 37}, {"M", 53}}, {{"N", 1}, {"M", 1}}, {{"N", 5}, {"M", 130}},
+                                 {{"N", 300}, {"M", 2}}, {{"N", 2}, {"M", 300}}});
+    // Reductions sharing rows are fused, up to 8 results per kernel: one kernel per row layout
+    // for the 6 results of integers and bools, two for the 10 of floats.
+    CHECK(launched[0].size() == (is_float_name(dt) ? 4u : 2u));
+  }
+}
+
+TEST_CASE("keepdim, rank 0, all dims, middle dims, size-1 extents, corrections, result dtypes",
+          "[emulated]") {
+  const std::string sym = R"("A": {"hint": 3}, "B": {"hint": 5}, "C": {"hint": 7})";
+  const Bindings sizes = {{{"A", 3}, {"B", 5}, {"C", 7}},
+                          {{"A", 1}, {"B", 1}, {"C", 1}},
+                          {{"A", 2}, {"B", 33}, {"C", 65}}};
+  // Over a middle dim (strided rows with a contiguous kept dim), over the outer and inner dims
+  // (contiguous runs inside a row), over all dims (one row), keepdim at rank 3.
+  check_graph(graph("dims", sym, R"({"name": "x", "dtype": "f32", "shape": ["A", "B", "C"]})",
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s_mid"},
+                       {"op": "amax", "args": ["x"], "dims": [0, 2], "keepdim": true, "out": "m_ends"},
+                       {"op": "mean", "args": ["x"], "dims": [-3, -2, -1], "out": "mean_all"},
+                       {"op": "var", "args": ["x"], "dims": [0, 1, 2], "keepdim": true, "correction": 0, "out": "var_all"})",
+                    R"("s_mid", "m_ends", "mean_all", "var_all")"),
+              sizes);
+  // A size-1 reduced extent and a size-1 kept extent; correction 2; the sum's dtype attribute;
+  // integer and bool results (sum of bools is i64, max of bools is bool).
+  check_graph(
+      graph("odd", sym,
+            R"({"name": "x", "dtype": "f16", "shape": ["A", 1, "C"]},
+               {"name": "i", "dtype": "i32", "shape": ["A", "C"], "range": [-100, 100]},
+               {"name": "b", "dtype": "bool", "shape": ["A", "C"]})",
+            R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s1"},
+               {"op": "sum", "args": ["x"], "dims": [0, 2], "dtype": "f32", "out": "s32"},
+               {"op": "var", "args": ["x"], "dims": [2], "correction": 2, "out": "v2"},
+               {"op": "sum", "args": ["b"], "dims": [1], "out": "nb"},
+               {"op": "max", "args": ["b"], "dims": [1], "out": "anyb"},
+               {"op": "prod", "args": ["i"], "dims": [0], "out": "pi"},
+               {"op": "min", "args": ["i"], "dims": [1], "out": "mi"})",
+            R"("s1", "s32", "v2", "nb", "anyb", "pi", "mi")"),
+      sizes);
+  // Rank 0: a reduction of a rank-0 tensor, and results of rank 0 used by elementwise work.
+  check_graph(graph("rank0", sym,
+                    R"({"name": "t", "dtype": "f32", "shape": []},
+                       {"name": "x", "dtype": "bf16", "shape": ["A", "B"]})",
+                    R"({"op": "sum", "args": ["t"], "dims": [], "out": "t_sum"},
+                       {"op": "amax", "args": ["x"], "dims": [0, 1], "out": "xm"},
+                       {"op": "mul", "args": ["xm", 2], "out": "xm2"})",
+                    R"("t_sum", "xm2")"),
+              sizes);
+}
+
+TEST_CASE("empty extents: empty rows and no rows", "[emulated]") {
+  const std::string sym = R"("N": {"hint": 3, "min": 0}, "M": {"hint": 4, "min": 0})";
+  const std::string in = R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})";
+  // Sums of nothing are 0, products 1, means and variances NaN; no rows, nothing to write.
+  check_graph(graph("empty", sym, in,
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+                       {"op": "prod", "args": ["x"], "dims": [1], "out": "p"},
+                       {"op": "mean", "args": ["x"], "dims": [1], "out": "m"},
+                       {"op": "var", "args": ["x"], "dims": [0], "out": "v"})",
+                    R"("s", "p", "m", "v")"),
+              {{{"N", 3}, {"M", 0}}, {{"N", 0}, {"M", 4}}, {{"N", 0}, {"M", 0}}, {{"N", 2}, {"M", 5}}});
+  // A maximum over an empty row is refused at binding, as the reference refuses it.
+  Fusion f = parse_text(graph("empty_max", sym, in,
+                              R"({"op": "amax", "args": ["x"], "dims": [1], "out": "m"})", R"("m")"));
+  auto exe = compile_graph(f);
+  CHECK_NOTHROW(bind_named(*exe, {{"N", 0}, {"M", 0}}));  // no rows: nothing to reduce
+  CHECK_NOTHROW(bind_named(*exe, {{"N", 3}, {"M", 5}}));
+  try {
+    bind_named(*exe, {{"N", 3}, {"M", 0}});
+    FAIL("an empty maximum was bound");
+  } catch (const UserError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("'m': the reduction is over an empty dimension"));
+  }
+}
+
+TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulated]") {
+  const std::string sym = R"("N": {"hint": 4}, "H": {"hint": 1024})";
+  struct Case {
+    const char* name;
+    std::string inputs, ops, outputs;
+  };
+  std::vector<Case> cases = {
+      {"softmax", R"({"name": "x", "dtype": "f32", "shape": ["N", "H"]})",
+       R"({"op": "amax", "args": ["x"], "dims": [-1], "keepdim": true, "out": "m"},
+          {"op": "sub", "args": ["x", "m"], "out": "xs"}, {"op": "exp", "args": ["xs"], "out": "e"},
+          {"op": "sum", "args": ["e"], "dims": [-1], "keepdim": true, "out": "s"},
+          {"op": "div", "args": ["e", "s"], "out": "y"})",
+       R"("y")"},
+      {"log_softmax", R"({"name": "x", "dtype": "bf16", "shape": ["N", "H"]})",
+       R"({"op": "cast", "args": ["x"], "dtype": "f32", "out": "xf"},
+          {"op": "amax", "args": ["xf"], "dims": [1], "out": "m"},
+          {"op": "broadcast_in_dim", "args": ["m"], "shape": ["N", "H"], "broadcast_dims": [0], "out": "mb"},
+          {"op": "sub", "args": ["xf", "mb"], "out": "xs"}, {"op": "exp", "args": ["xs"], "out": "e"},
+          {"op": "sum", "args": ["e"], "dims": [1], "keepdim": true, "out": "s"},
+          {"op": "log", "args": ["s"], "out": "ls"}, {"op": "sub", "args": ["xs", "ls"], "out": "yf"},
+          {"op": "cast", "args": ["yf"], "dtype": "bf16", "out": "y"})",
+       R"("y")"},
+      {"layer_norm", R"({"name": "x", "dtype": "f16", "shape": ["N", "H"]}, {"name": "w", "dtype": "f16", "shape": ["H"]}, {"name": "b", "dtype": "f16", "shape": ["H"]})",
+       R"({"op": "var_mean", "args": ["x"], "dims": [1], "keepdim": true, "correction": 0, "out": ["v", "mu"]},
+          {"op": "add", "args": ["v", 1e-5], "out": "ve"}, {"op": "rsqrt", "args": ["ve"], "out": "rstd"},
+          {"op": "sub", "args": ["x", "mu"], "out": "xc"}, {"op": "mul", "args": ["xc", "rstd"], "out": "xn"},
+          {"op": "mul", "args": ["xn", "w"], "out": "xw"}, {"op": "add", "args": ["xw", "b"], "out": "y"})",
+       R"("y", "mu", "rstd")"},
+      {"rms_norm", R"({"name": "x", "dtype": "bf16", "shape": ["N", "H"]}, {"name": "w", "dtype": "bf16", "shape": ["H"]})",
+       R"({"op": "cast", "args": ["x"], "dtype": "f32", "out": "xf"}, {"op": "mul", "args": ["xf", "xf"], "out": "sq"},
+          {"op": "mean", "args": ["sq"], "dims": [1], "keepdim": true, "out": "ms"},
+          {"op": "add", "args": ["ms", 1e-6], "out": "mse"}, {"op": "rsqrt", "args": ["mse"], "out": "r"},
+          {"op": "mul", "args": ["xf", "r"], "out": "xn"}, {"op": "cast", "args": ["xn"], "dtype": "bf16", "out": "xb"},
+          {"op": "mul", "args": ["xb", "w"], "out": "y"})",
+       R"("y")"},
+      {"softmax_bwd", R"({"name": "y", "dtype": "f16", "shape": ["N", "H"]}, {"name": "dy", "dtype": "f16", "shape": ["N", "H"]})",
+       R"({"op": "mul", "args": ["y", "dy"], "out": "p"},
+          {"op": "sum", "args": ["p"], "dims": [1], "keepdim": true, "out": "s"},
+          {"op": "sub", "args": ["dy", "s"], "out": "d"}, {"op": "mul", "args": ["y", "d"], "out": "dx"})",
+       R"("dx")"},
+  };
+  for (const auto& c : cases) {
+    INFO("graph " << c.name);
+    Bindings sizes;
+    for (int64_t h : kRowLengths) sizes.push_back({{"N", h == 70000 ? 2 : 3}, {"H", h}});
+    auto launched = check_graph(graph(c.name, sym, c.inputs, c.ops, c.outputs), sizes,
+                                {.every_memory_mode = false});
+    for (const auto& names : launched) CHECK(names.size() == 1);  // one kernel
+    // Short rows stay in registers, the longest are re-read.
+    CHECK(launched_any(launched[0], "_rows"));
+    CHECK(launched_any(launched.back(), "_long"));
+  }
+}
+
+TEST_CASE("inner and outer reductions at row lengths 1, 31, 1024, 5000 and 70000", "[emulated]") {
+  const std::string sym = R"("N": {"hint": 4}, "L": {"hint": 1024})";
+  Bindings inner, outer;
+  for (int64_t l : kRowLengths) {
+    inner.push_back({{"N", l == 70000 ? 2 : 5}, {"L", l}});
+    outer.push_back({{"N", l == 70000 ? 3 : 40}, {"L", l}});
+  }
+  check_graph(graph("inner", sym, R"({"name": "x", "dtype": "bf16", "shape": ["N", "L"]})",
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+                       {"op": "var_mean", "args": ["x"], "dims": [1], "out": ["v", "m"]},
+                       {"op": "amin", "args": ["x"], "dims": [1], "out": "lo"})",
+                    R"("s", "v", "m", "lo")"),
+              inner, {.every_memory_mode = false});
+  check_graph(graph("outer", sym, R"({"name": "x", "dtype": "f32", "shape": ["L", "N"]})",
+                    R"({"op": "sum", "args": ["x"], "dims": [0], "out": "s"},
+                       {"op": "var_mean", "args": ["x"], "dims": [0], "out": ["v", "m"]},
+                       {"op": "amax", "args": ["x"], "dims": [0], "out": "hi"})",
+                    R"("s", "v", "m", "hi")"),
+              outer, {.every_memory_mode = false});
+}
+
+TEST_CASE("grid reductions run with several blocks per row and give the same bits every run",
+          "[emulated]") {
+  const std::string sym = R"("N": {"hint": 8}, "L": {"hint": 100000})";
+  std::string inner = graph("grid_inner", sym, R"({"name": "x", "dtype": "f32", "shape": ["N", "L"]})",
+                            R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+                               {"op": "var", "args": ["x"], "dims": [1], "out": "v"},
+                               {"op": "amax", "args": ["x"], "dims": [1], "out": "m"})",
+                            R"("s", "v", "m")");
+  std::string outer = graph("grid_outer", sym, R"({"name": "x", "dtype": "f16", "shape": ["L", "N"]})",
+                            R"({"op": "sum", "args": ["x"], "dims": [0], "out": "s"},
+                               {"op": "var_mean", "args": ["x"], "dims": [0], "out": ["v", "m"]})",
+                            R"("s", "v", "m")");
+  for (const std::string& json : {inner, outer}) {
+    Fusion f = parse_text(json);
+    auto exe = compile_graph(f);
+    REQUIRE(exe->metadata().kernels()->size() >= 1);
+    const fb::Kernel* k = exe->metadata().kernels()->Get(0);
+    INFO("kernel " << k->name()->str());
+    CHECK(k->grid_reduction());
+    auto binding = bind_named(*exe, {{"N", 8}, {"L", 100000}});
+    CHECK(binding->slot(k->grid()->Get(1)) > 1);  // several blocks share each row
+    const Bindings sizes = {{{"N", 8}, {"L", 100000}}, {{"N", 3}, {"L", 20000}}, {{"N", 1}, {"L", 1}}};
+    check_graph(json, sizes, {.every_memory_mode = false});
+    // The same bits on every run, whichever block finishes last.
+    TensorMap inputs = make_random_inputs(f, choose_symbol_values(f, sizes[0]), 5);
+    EmulatorDevice device;
+    auto first = run_package(*exe, device, inputs, "inputs");
+    for (int run = 0; run < 3; ++run) {
+      auto again = run_package(*exe, device, inputs, "inputs");
+      for (size_t i = 0; i < first.size(); ++i) CHECK(again[i].second.bytes() == first[i].second.bytes());
+    }
+  }
+}
+
+TEST_CASE("reductions fused with prologue, epilogue and siblings; multi-kernel plans",
+          "[emulated]") {
+  // A reduction of a computed value, its result used by elementwise work on the rows
+  // (epilogue), siblings reading the same input fused, and a plan of several kernels with
+  // intermediates in the workspace (segment_set, and a reduction of a reduction).
+  // (f32: the reference rounds every intermediate to the graph's dtype, kernels keep them in
+  // f32, and log(sum(exp)) of 16-bit values near 0 magnifies that difference.)
+  check_graph(graph("fused", kNM,
+                    R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]}, {"name": "s", "dtype": "f32"})",
+                    R"({"op": "mul", "args": ["x", "s"], "out": "xs"},
+                       {"op": "exp", "args": ["xs"], "out": "e"},
+                       {"op": "sum", "args": ["e"], "dims": [1], "out": "se"},
+                       {"op": "log", "args": ["se"], "out": "lse"},
+                       {"op": "amax", "args": ["x"], "dims": [1], "out": "mx"},
+                       {"op": "segment_set", "args": ["e"], "out": "es"},
+                       {"op": "sum", "args": ["es"], "dims": [0], "out": "col"},
+                       {"op": "sum", "args": ["lse"], "dims": [0], "out": "total"})",
+                    R"("lse", "mx", "col", "total")"),
+              kSizes);
+}
