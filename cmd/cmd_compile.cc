@@ -57,9 +57,9 @@ void add_compile_command(CLI::App& app) {
       std::vector<std::string> archs;
       for (int a : c.archs) archs.push_back("sm_" + std::to_string(a));
       std::cout << "fuserc: wrote " << o->out << ": "
-                << count_of(c.plan.size(), "launch", "launches") << ", "
-                << count_of(c.kernels.size(), "kernel", "kernels") << " (" << join(archs)
-                << " + PTX)\n";
+                << count_of(c.plan.size(), "kernel", "kernels") << " per run, "
+                << count_of(c.kernels.size(), "compiled variant", "compiled variants") << " ("
+                << join(archs) << " + PTX)\n";
     }
   });
 }

@@ -199,6 +199,7 @@ json package_json(const Executable& exe, const Binding* bound) {
             {"outputs", outputs},
             {"buffers", buffers},
             {"workspace", slot_formula(m, m.workspace_bytes_slot())},
+            {"kernels_per_run", plan.size()},
             {"plan", plan},
             {"kernels", kernels}};
   if (bound) j["bound"] = bound_json(m, *bound);
@@ -237,7 +238,9 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     s << "\n";
   }
   s << "  workspace: " << j["workspace"].get<std::string>() << " bytes\n";
-  s << "  plan: " << j["plan"].size() << " launch" << (j["plan"].size() == 1 ? "" : "es") << "\n";
+  size_t runs = j["kernels_per_run"].get<size_t>(), variants = j["kernels"].size();
+  s << "  plan: " << runs << " kernel" << (runs == 1 ? "" : "s") << " per run (" << variants
+    << " compiled variant" << (variants == 1 ? "" : "s") << ", chosen at launch by size)\n";
   for (size_t i = 0; i < j["plan"].size(); ++i) {
     const auto& l = j["plan"][i];
     s << "    " << i << ":";
@@ -264,6 +267,13 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     for (const auto& a : k["args"])
       s << " " << a["name"].get<std::string>() << " (" << a["role"].get<std::string>() << ")";
     s << "\n";
+    for (const auto& a : k["args"]) {
+      if (!a.contains("allocation")) continue;
+      const auto& al = k["allocations"][a["allocation"].get<size_t>()];
+      s << "    scratch " << a["name"].get<std::string>() << ": " << al["bytes"].get<std::string>()
+        << " bytes per launch" << (al["zero_init"].get<bool>() ? ", zeroed (left zeroed)" : "")
+        << "\n";
+    }
     for (const auto& a : k["archs"]) {
       std::string arch = a.get<std::string>();
       s << "    " << arch << ": " << k["registers"][arch] << " registers, "

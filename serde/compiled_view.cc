@@ -63,6 +63,7 @@ class ViewBuilder {
             {"outputs", outputs},
             {"buffers", buffers},
             {"workspace", formula(c_.memory.workspace_bytes)},
+            {"kernels_per_run", plan.size()},
             {"plan", plan},
             {"kernels", kernels}};
   }

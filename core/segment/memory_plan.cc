@@ -59,19 +59,38 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
       if (b.kind == BufferInfo::Kind::Intermediate)
         b.last_segment = std::max(b.last_segment, static_cast<int>(k));
     }
-  // First fit over lifetimes: each intermediate goes after every earlier-placed one whose
-  // lifetime overlaps its own (placement in order of first use keeps it deterministic).
+  // First fit over lifetimes: each intermediate (in order of first use, which keeps the plan
+  // deterministic) goes at the lowest candidate offset (0, or the end of a buffer it lives
+  // alongside) that provably clears every buffer whose lifetime overlaps its own; when sizes
+  // are too symbolic to prove that, after all of them.
   for (size_t i = 0; i < intermediates.size(); ++i) {
     BufferInfo& b = plan.buffers[intermediates[i]];
-    Expr offset(0);
+    std::vector<const BufferInfo*> alive;
     for (size_t j = 0; j < i; ++j) {
       const BufferInfo& other = plan.buffers[intermediates[j]];
-      bool overlap =
-          !(other.last_segment < b.first_segment || b.last_segment < other.first_segment);
-      if (overlap) offset = max(offset, other.offset + align_up(other.bytes));
+      if (!(other.last_segment < b.first_segment || b.last_segment < other.first_segment))
+        alive.push_back(&other);
     }
-    b.offset = offset;
-    plan.workspace_bytes = max(plan.workspace_bytes, offset + align_up(b.bytes));
+    Expr size = align_up(b.bytes);
+    auto clears = [&](const Expr& offset) {
+      for (const BufferInfo* o : alive) {
+        bool below = le(offset + size, o->offset).is_const(1);
+        bool above = le(o->offset + align_up(o->bytes), offset).is_const(1);
+        if (!below && !above) return false;
+      }
+      return true;
+    };
+    std::vector<Expr> candidates = {Expr(0)};
+    for (const BufferInfo* o : alive) candidates.push_back(o->offset + align_up(o->bytes));
+    Expr after_all(0);
+    for (const BufferInfo* o : alive) after_all = max(after_all, o->offset + align_up(o->bytes));
+    b.offset = after_all;
+    for (const Expr& c : candidates)
+      if (clears(c)) {
+        b.offset = c;
+        break;
+      }
+    plan.workspace_bytes = max(plan.workspace_bytes, b.offset + size);
   }
   return plan;
 }

@@ -268,4 +268,17 @@ TEST_CASE("reductions fused with prologue, epilogue and siblings; multi-kernel p
                        {"op": "sum", "args": ["lse"], "dims": [0], "out": "total"})",
                     R"("lse", "mx", "col", "total")"),
               kSizes);
+  // Intermediates sharing workspace bytes (e3 reuses e1's, dead after kernel 1); e2 is also
+  // reduced by the last kernel, so it must survive kernel 2's writes to e3.
+  check_graph(graph("chain4", kNM, R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})",
+                    R"({"op": "exp", "args": ["x"], "out": "a"},
+                       {"op": "segment_set", "args": ["a"], "out": "e1"},
+                       {"op": "log", "args": ["e1"], "out": "b"},
+                       {"op": "segment_set", "args": ["b"], "out": "e2"},
+                       {"op": "sin", "args": ["e2"], "out": "c"},
+                       {"op": "segment_set", "args": ["c"], "out": "e3"},
+                       {"op": "sub", "args": ["e3", "e2"], "out": "d"},
+                       {"op": "sum", "args": ["d"], "dims": [1], "out": "y"})",
+                    R"("y")"),
+              kSizes);
 }

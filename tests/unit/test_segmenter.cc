@@ -1,0 +1,161 @@
+// Segmentation and memory planning: which graphs become one kernel and with which scheduler,
+// sibling groups merged only when it is safe and worth it, segment_set boundaries, and the
+// workspace plan (lifetimes share bytes, in-place outputs take their input's buffer).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "codegen/compile_fusion.h"
+#include "core/passes/presegmentation.h"
+#include "core/schedule/scheduler.h"
+#include "core/segment/memory_plan.h"
+#include "core/segment/segmenter.h"
+#include "op_coverage.h"
+#include "test_util.h"
+
+using namespace fuserc;
+using namespace fuserc::testing;
+using fuserc::testing::coverage::graph;
+
+namespace {
+
+std::string read_corpus(const std::string& name) {
+  std::ifstream in(std::string(FUSERC_TEST_CORPUS_DIR) + "/" + name + ".json");
+  REQUIRE(in.good());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Segmented {
+  Fusion f;
+  SegmentedFusion s;
+  MemoryPlan memory;
+};
+
+Segmented segment(const std::string& json) {
+  Segmented r{parse_text(json), {}, {}};
+  PassContext ctx;
+  run_presegmentation_passes(r.f, ctx);
+  r.s = segment_fusion(r.f, all_schedulers(), HeuristicHints::from(r.f));
+  r.memory = plan_memory(r.f, r.s);
+  return r;
+}
+
+std::vector<std::string> names_of(const Fusion& f, const std::vector<ValueId>& values) {
+  std::vector<std::string> n;
+  for (ValueId v : values) n.push_back(f.value(v).name);
+  return n;
+}
+
+const BufferInfo& buffer(const Segmented& r, const std::string& name) {
+  for (const auto& b : r.memory.buffers)
+    if (r.f.value(b.value).name == name) return b;
+  FAIL("no buffer " << name);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("normalizations and statistics of the corpus are single kernels", "[segment]") {
+  struct Want {
+    const char* graph;
+    SchedulerKind kind;
+  };
+  for (const Want& w : {Want{"softmax_f32", SchedulerKind::Normalization},
+                        Want{"layer_norm_fwd_bf16", SchedulerKind::Normalization},
+                        Want{"rms_norm_fwd_bf16", SchedulerKind::Normalization},
+                        Want{"softmax_bwd_f16", SchedulerKind::Normalization},
+                        Want{"batchnorm_stats", SchedulerKind::Reduction},
+                        Want{"bias_grad_sum_outer", SchedulerKind::Reduction},
+                        Want{"reduce_all", SchedulerKind::Reduction}}) {
+    INFO("graph " << w.graph);
+    Segmented r = segment(read_corpus(w.graph));
+    REQUIRE(r.s.segments.size() == 1);
+    CHECK(r.s.segments[0].scheduler == w.kind);
+    CHECK(r.memory.workspace_bytes.is_const(0));  // nothing crosses global memory
+  }
+}
+
+TEST_CASE("sibling groups reading the same input merge only when safe and of one kind",
+          "[segment]") {
+  const std::string sym = R"("N": {"hint": 64}, "M": {"hint": 256})";
+  const std::string x = R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})";
+  // Three reductions of x over the same rows: one kernel reading x once.
+  Segmented same = segment(graph("siblings", sym, x,
+                                 R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+                                    {"op": "amax", "args": ["x"], "dims": [1], "out": "m"},
+                                    {"op": "var", "args": ["x"], "dims": [1], "out": "v"})",
+                                 R"("s", "m", "v")"));
+  REQUIRE(same.s.segments.size() == 1);
+  CHECK(names_of(same.f, same.s.segments[0].inputs) == std::vector<std::string>{"x"});
+  // Over other dims: different rows, two kernels.
+  Segmented other_dims = segment(graph("other_dims", sym, x,
+                                       R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+                                          {"op": "sum", "args": ["x"], "dims": [0], "out": "c"})",
+                                       R"("s", "c")"));
+  CHECK(other_dims.s.segments.size() == 2);
+  // A reduction and unrelated pointwise work on x: kinds differ, so the pointwise kernel keeps
+  // its full parallelism.
+  Segmented kinds = segment(graph("kinds", sym, x,
+                                  R"({"op": "sum", "args": ["x"], "dims": [0, 1], "out": "s"},
+                                     {"op": "exp", "args": ["x"], "out": "e"})",
+                                  R"("s", "e")"));
+  CHECK(kinds.s.segments.size() == 2);
+  // Siblings where one depends on the other through a third kernel: merging them would make a
+  // cycle, so they stay apart (and run in dependency order).
+  Segmented chain = segment(graph("chain", sym, x,
+                                  R"({"op": "exp", "args": ["x"], "out": "e"},
+                                     {"op": "segment_set", "args": ["e"], "out": "es"},
+                                     {"op": "sum", "args": ["es"], "dims": [1], "keepdim": true, "out": "s"},
+                                     {"op": "add", "args": ["x", "s"], "out": "y"})",
+                                  R"("y")"));
+  REQUIRE(chain.s.segments.size() == 2);
+  CHECK(names_of(chain.f, chain.s.segments[1].inputs) == std::vector<std::string>{"x", "es"});
+  // At most 8 results per merged kernel.
+  std::string ops, outs;
+  for (int i = 0; i < 12; ++i) {
+    ops += std::string(i ? ", " : "") + R"({"op": "mul", "args": ["x", )" + std::to_string(i + 2) +
+           R"(], "out": "y)" + std::to_string(i) + "\"}";
+    outs += std::string(i ? ", " : "") + "\"y" + std::to_string(i) + "\"";
+  }
+  Segmented many = segment(graph("many", sym, x, ops, outs));
+  CHECK(many.s.segments.size() == 2);
+  for (const auto& seg : many.s.segments) CHECK(seg.outputs.size() <= 8);
+}
+
+TEST_CASE("the workspace plan shares bytes between intermediates whose lives do not overlap",
+          "[segment]") {
+  // x -> e1 -> e2 -> e3 -> y through forced boundaries: e1 lives in kernels 0..1, e2 in 1..2,
+  // e3 in 2..3; e1 and e3 may share bytes, e2 may share with neither.
+  Segmented r = segment(graph("chain4", R"("N": {"hint": 1000})",
+                              R"({"name": "x", "dtype": "f32", "shape": ["N"]})",
+                              R"({"op": "exp", "args": ["x"], "out": "a"},
+                                 {"op": "segment_set", "args": ["a"], "out": "e1"},
+                                 {"op": "log", "args": ["e1"], "out": "b"},
+                                 {"op": "segment_set", "args": ["b"], "out": "e2"},
+                                 {"op": "sin", "args": ["e2"], "out": "c"},
+                                 {"op": "segment_set", "args": ["c"], "out": "e3"},
+                                 {"op": "sum", "args": ["e3"], "dims": [0], "out": "y"})",
+                              R"("y")"));
+  REQUIRE(r.s.segments.size() == 4);
+  const BufferInfo &e1 = buffer(r, "e1"), &e2 = buffer(r, "e2"), &e3 = buffer(r, "e3");
+  CHECK(e1.first_segment == 0);
+  CHECK(e1.last_segment == 1);
+  CHECK(e3.first_segment == 2);
+  CHECK(e1.offset == e3.offset);
+  CHECK(e2.offset != e1.offset);
+  // Two intermediates of N floats, each rounded up to 256 bytes.
+  for (int64_t n : {1, 1000, 12345}) {
+    int64_t bytes =
+        evaluate(r.memory.workspace_bytes, [&](const std::string&) -> std::optional<int64_t> { return n; });
+    CHECK(bytes == 2 * ((n * 4 + 255) / 256 * 256));
+  }
+  // An output written in place takes its input's buffer.
+  Segmented in_place = segment(graph("in_place", R"("N": {"hint": 1000})",
+                                     R"({"name": "p", "dtype": "f32", "shape": ["N"]})",
+                                     R"({"op": "mul", "args": ["p", 0.5], "out": "q"})", R"("q")",
+                                     R"(, "aliases": {"q": "p"})"));
+  CHECK(buffer(in_place, "q").alias_input == 0);
+}
