@@ -79,23 +79,50 @@ class ReductionLowering {
     bool need32 = max_index.lo() <= limit;
     bool need64 = max_index.hi() > limit;
     Expr fits32 = le(max_index, Expr(limit));
-    int ept = kind_ == SchedulerKind::Normalization ? p_.elements_per_thread : 0;
-    Expr capacity(int64_t{p_.threads_per_row} * std::max(ept, 1));
-    bool persistent = ept > 0 && need32 && a_.row_length.lo() <= capacity.value();
-    bool multipass = ept == 0 || a_.row_length.hi() > capacity.value() || need64;
-    Expr fits_row = le(a_.row_length, capacity);
+    // Persistent variants: the heuristic's (sized for the hint), and a wide one (1024 threads,
+    // 8 elements each) when rows may be longer than that and still fit in registers.
+    std::vector<ReductionParams> persistent;
+    if (kind_ == SchedulerKind::Normalization && p_.elements_per_thread > 0 && need32) {
+      persistent.push_back(p_);
+      ReductionParams wide = p_;
+      wide.threads_per_row = 1024;
+      wide.rows_per_block = 1;
+      wide.elements_per_thread = 8;
+      if (capacity(wide) > capacity(p_) && a_.row_length.hi() > capacity(p_))
+        persistent.push_back(wide);
+      while (!persistent.empty() && a_.row_length.lo() > capacity(persistent.front()))
+        persistent.erase(persistent.begin());
+    }
+    // (The 64-bit variant is always multi-pass.)
+    bool multipass = persistent.empty() || a_.row_length.hi() > capacity(persistent.back());
 
     std::vector<LoweredKernel> out;
-    auto add = [&](bool index64, int elements, Expr when, const std::string& suffix) {
-      LoweredKernel lk = build(name + suffix, index64, elements);
+    size_t variants = persistent.size() + (multipass && need32 ? 1 : 0) + (need64 ? 1 : 0);
+    auto add = [&](const ReductionParams& params, bool index64, Expr when, const std::string& suffix) {
+      p_ = params;
+      LoweredKernel lk = build(variants > 1 ? name + suffix : name, index64,
+                               index64 ? 0 : params.elements_per_thread);
       lk.selected_when = when;
       out.push_back(std::move(lk));
     };
-    size_t variants = (persistent ? 1 : 0) + (multipass && need32 ? 1 : 0) + (need64 ? 1 : 0);
-    auto suffix = [&](const char* s) { return variants > 1 ? std::string(s) : std::string(); };
-    if (persistent) add(false, ept, need64 ? fits_row * fits32 : fits_row, suffix("_rows"));
-    if (multipass && need32) add(false, 0, fits32, suffix(persistent ? "_long" : "_i32"));
-    if (need64) add(true, 0, Expr(1), suffix("_i64"));
+    const ReductionParams base = p_;
+    for (size_t i = 0; i < persistent.size(); ++i) {
+      Expr fits_row = le(a_.row_length, Expr(capacity(persistent[i])));
+      add(persistent[i], false, need64 ? fits_row * fits32 : fits_row, i == 0 ? "_rows" : "_wide_rows");
+    }
+    // The multi-pass fallback of a normalization only runs rows too long for registers: a
+    // block of 1024 threads per row.
+    ReductionParams multi = base;
+    multi.elements_per_thread = 0;
+    if (!persistent.empty()) {
+      multi.threads_per_row = 1024;
+      multi.rows_per_block = 1;
+    }
+    if (multipass && need32) add(multi, false, fits32, persistent.empty() ? "_i32" : "_long");
+    ReductionParams multi64 = base;  // any row length: sized for the hint
+    multi64.elements_per_thread = 0;
+    if (need64) add(multi64, true, Expr(1), "_i64");
+    p_ = base;
     return out;
   }
 
@@ -103,8 +130,12 @@ class ReductionLowering {
   const Fusion& f_;
   const Segment& seg_;
   SchedulerKind kind_;
-  const ReductionParams& p_;
+  ReductionParams p_;  // of the variant being built
   const HeuristicHints& hints_;
+
+  static int64_t capacity(const ReductionParams& p) {
+    return int64_t{p.threads_per_row} * std::max(p.elements_per_thread, 1);
+  }
   ReductionAnalysis a_;
   ElementGraph graph_;
   std::vector<Expr> coords_;

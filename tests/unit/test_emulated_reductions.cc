@@ -43,14 +43,6 @@ std::string reductions_over(const std::string& dt, const std::string& dims,
   return ops;
 }
 
-// The kernel variant names launched, for messages and checks.
-bool launched_any(const std::vector<std::string>& names, const std::string& suffix) {
-  for (const auto& n : names)
-    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return true;
-  return false;
-}
-
 const std::vector<int64_t> kRowLengths = {1, 31, 1024, 5000, 70000};
 
 }  // namespace
@@ -187,10 +179,15 @@ TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulate
     for (int64_t h : kRowLengths) sizes.push_back({{"N", h == 70000 ? 2 : 3}, {"H", h}});
     auto launched = check_graph(graph(c.name, sym, c.inputs, c.ops, c.outputs), sizes,
                                 {.every_memory_mode = false});
-    for (const auto& names : launched) CHECK(names.size() == 1);  // one kernel
-    // Short rows stay in registers, the longest are re-read.
-    CHECK(launched_any(launched[0], "_rows"));
-    CHECK(launched_any(launched.back(), "_long"));
+    for (const auto& names : launched) REQUIRE(names.size() == 1);  // one kernel
+    // Rows up to 1024 (the hint) stay in registers of 128 threads, up to 8192 in registers of
+    // 1024 threads, longer ones are re-read.
+    for (size_t i = 0; i < kRowLengths.size(); ++i) {
+      INFO("row length " << kRowLengths[i] << ": " << launched[i][0]);
+      const std::string& k = launched[i][0];
+      std::string want = kRowLengths[i] <= 1024 ? "_k0_rows" : kRowLengths[i] <= 8192 ? "_wide_rows" : "_long";
+      CHECK(k.compare(k.size() - want.size(), want.size(), want) == 0);
+    }
   }
 }
 
