@@ -15,34 +15,6 @@ using namespace fuserc::testing::coverage;
 
 namespace {
 
-const char* kReductions[] = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "var_mean"};
-
-bool is_float_name(const std::string& dt) {
-  return dt == "f16" || dt == "bf16" || dt == "f32" || dt == "f64";
-}
-
-// Every reduction `dt` accepts, over `dims`, results named <op><suffix>.
-std::string reductions_over(const std::string& dt, const std::string& dims,
-                            const std::string& suffix, bool keepdim, std::string* outs) {
-  std::string ops;
-  for (std::string r : kReductions) {
-    bool float_only = r == "mean" || r == "var" || r == "var_mean";
-    if (float_only && !is_float_name(dt)) continue;
-    std::string out = r + suffix;
-    std::string out_json = "\"" + out + "\"";
-    std::string listed = out_json;
-    if (r == "var_mean") {
-      out_json = "[\"" + out + "_v\", \"" + out + "_m\"]";
-      listed = "\"" + out + "_v\", \"" + out + "_m\"";
-    }
-    ops += (ops.empty() ? "" : ", ") + std::string(R"({"op": ")") + r +
-           R"(", "args": ["x"], "dims": )" + dims + (keepdim ? R"(, "keepdim": true)" : "") +
-           R"(, "out": )" + out_json + "}";
-    *outs += (outs->empty() ? "" : ", ") + listed;
-  }
-  return ops;
-}
-
 const std::vector<int64_t> kRowLengths = {1, 31, 1024, 5000, 70000};
 
 }  // namespace
@@ -51,17 +23,12 @@ TEST_CASE("every reduction, for every dtype it accepts, over contiguous and stri
           "[emulated]") {
   for (const char* dt : kDtypes) {
     INFO("dtype " << dt);
-    std::string in = R"({"name": "x", "dtype": ")" + std::string(dt) +
-                     R"(", "shape": ["N", "M"], "range": [-2, 2]})";
-    std::string outs;
-    std::string ops = reductions_over(dt, "[1]", "_inner", false, &outs) + ", " +
-                      reductions_over(dt, "[0]", "_outer", true, &outs);
-    auto launched = check_graph(graph(std::string("reductions_") + dt, kNM, in, ops, outs),
+    auto launched = check_graph(reductions_graph(dt),
                                 {{{"N", 37}, {"M", 53}}, {{"N", 1}, {"M", 1}}, {{"N", 5}, {"M", 130}},
                                  {{"N", 300}, {"M", 2}}, {{"N", 2}, {"M", 300}}});
     // Reductions sharing rows are fused, up to 8 results per kernel: one kernel per row layout
     // for the 6 results of integers and bools, two for the 10 of floats.
-    CHECK(launched[0].size() == (is_float_name(dt) ? 4u : 2u));
+    CHECK(launched[0].size() == (is_float_dtype_name(dt) ? 4u : 2u));
   }
 }
 
@@ -133,52 +100,11 @@ TEST_CASE("empty extents: empty rows and no rows", "[emulated]") {
 }
 
 TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulated]") {
-  const std::string sym = R"("N": {"hint": 4}, "H": {"hint": 1024})";
-  struct Case {
-    const char* name;
-    std::string inputs, ops, outputs;
-  };
-  std::vector<Case> cases = {
-      {"softmax", R"({"name": "x", "dtype": "f32", "shape": ["N", "H"]})",
-       R"({"op": "amax", "args": ["x"], "dims": [-1], "keepdim": true, "out": "m"},
-          {"op": "sub", "args": ["x", "m"], "out": "xs"}, {"op": "exp", "args": ["xs"], "out": "e"},
-          {"op": "sum", "args": ["e"], "dims": [-1], "keepdim": true, "out": "s"},
-          {"op": "div", "args": ["e", "s"], "out": "y"})",
-       R"("y")"},
-      {"log_softmax", R"({"name": "x", "dtype": "bf16", "shape": ["N", "H"]})",
-       R"({"op": "cast", "args": ["x"], "dtype": "f32", "out": "xf"},
-          {"op": "amax", "args": ["xf"], "dims": [1], "out": "m"},
-          {"op": "broadcast_in_dim", "args": ["m"], "shape": ["N", "H"], "broadcast_dims": [0], "out": "mb"},
-          {"op": "sub", "args": ["xf", "mb"], "out": "xs"}, {"op": "exp", "args": ["xs"], "out": "e"},
-          {"op": "sum", "args": ["e"], "dims": [1], "keepdim": true, "out": "s"},
-          {"op": "log", "args": ["s"], "out": "ls"}, {"op": "sub", "args": ["xs", "ls"], "out": "yf"},
-          {"op": "cast", "args": ["yf"], "dtype": "bf16", "out": "y"})",
-       R"("y")"},
-      {"layer_norm", R"({"name": "x", "dtype": "f16", "shape": ["N", "H"]}, {"name": "w", "dtype": "f16", "shape": ["H"]}, {"name": "b", "dtype": "f16", "shape": ["H"]})",
-       R"({"op": "var_mean", "args": ["x"], "dims": [1], "keepdim": true, "correction": 0, "out": ["v", "mu"]},
-          {"op": "add", "args": ["v", 1e-5], "out": "ve"}, {"op": "rsqrt", "args": ["ve"], "out": "rstd"},
-          {"op": "sub", "args": ["x", "mu"], "out": "xc"}, {"op": "mul", "args": ["xc", "rstd"], "out": "xn"},
-          {"op": "mul", "args": ["xn", "w"], "out": "xw"}, {"op": "add", "args": ["xw", "b"], "out": "y"})",
-       R"("y", "mu", "rstd")"},
-      {"rms_norm", R"({"name": "x", "dtype": "bf16", "shape": ["N", "H"]}, {"name": "w", "dtype": "bf16", "shape": ["H"]})",
-       R"({"op": "cast", "args": ["x"], "dtype": "f32", "out": "xf"}, {"op": "mul", "args": ["xf", "xf"], "out": "sq"},
-          {"op": "mean", "args": ["sq"], "dims": [1], "keepdim": true, "out": "ms"},
-          {"op": "add", "args": ["ms", 1e-6], "out": "mse"}, {"op": "rsqrt", "args": ["mse"], "out": "r"},
-          {"op": "mul", "args": ["xf", "r"], "out": "xn"}, {"op": "cast", "args": ["xn"], "dtype": "bf16", "out": "xb"},
-          {"op": "mul", "args": ["xb", "w"], "out": "y"})",
-       R"("y")"},
-      {"softmax_bwd", R"({"name": "y", "dtype": "f16", "shape": ["N", "H"]}, {"name": "dy", "dtype": "f16", "shape": ["N", "H"]})",
-       R"({"op": "mul", "args": ["y", "dy"], "out": "p"},
-          {"op": "sum", "args": ["p"], "dims": [1], "keepdim": true, "out": "s"},
-          {"op": "sub", "args": ["dy", "s"], "out": "d"}, {"op": "mul", "args": ["y", "d"], "out": "dx"})",
-       R"("dx")"},
-  };
-  for (const auto& c : cases) {
-    INFO("graph " << c.name);
+  for (const auto& [name, json] : normalization_graphs()) {
+    INFO("graph " << name);
     Bindings sizes;
     for (int64_t h : kRowLengths) sizes.push_back({{"N", h == 70000 ? 2 : 3}, {"H", h}});
-    auto launched = check_graph(graph(c.name, sym, c.inputs, c.ops, c.outputs), sizes,
-                                {.every_memory_mode = false});
+    auto launched = check_graph(json, sizes, {.every_memory_mode = false});
     for (const auto& names : launched) REQUIRE(names.size() == 1);  // one kernel
     // Rows up to 1024 (the hint) stay in registers of 128 threads, up to 8192 in registers of
     // 1024 threads, longer ones are re-read.

@@ -59,6 +59,33 @@ TEST_CASE("every elementwise op and cast compiles for sm_80 and sm_90 without wa
   }
 }
 
+TEST_CASE("reduction and normalization kernels compile for sm_80 and sm_90 without warnings",
+          "[nvrtc]") {
+  // Every reduction for every dtype (warp shuffles and shared memory of bools, 64-bit integers,
+  // Welford structs), normalizations (persistent, wide, multi-pass and 64-bit variants), grid
+  // reductions (partials and counters).
+  for (const char* dt : kDtypes) {
+    INFO("dtype " << dt);
+    check_binaries(compile_for_gpus(reductions_graph(dt)));
+  }
+  for (const auto& [name, json] : normalization_graphs()) {
+    INFO("graph " << name);
+    CompiledFusion c = compile_for_gpus(json);
+    check_binaries(c);
+    // Registers hold the row: no spilling in the persistent variants.
+    for (const auto& k : c.kernels)
+      for (const auto& b : k.binaries) CHECK(b.spill_store_bytes == 0);
+  }
+  CompiledFusion grid = compile_for_gpus(graph(
+      "grid", R"("N": {"hint": 8}, "L": {"hint": 100000})",
+      R"({"name": "x", "dtype": "f32", "shape": ["N", "L"]}, {"name": "t", "dtype": "bf16", "shape": ["L", "N"]})",
+      R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+         {"op": "var_mean", "args": ["t"], "dims": [0], "out": ["v", "m"]})",
+      R"("s", "v", "m")"));
+  check_binaries(grid);
+  for (const auto& k : grid.kernels) CHECK(k.grid_reduction);
+}
+
 TEST_CASE("view, creation and random kernels compile without warnings", "[nvrtc]") {
   check_binaries(compile_for_gpus(graph(
       "views", kNM,
