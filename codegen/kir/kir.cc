@@ -377,7 +377,8 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
 
 void value_symbols(const ValuePtr& v, std::set<std::string>& out) {
   if (!v) return;
-  if (v->kind == Value::Kind::Index || v->kind == Value::Kind::Load || v->kind == Value::Kind::Lane)
+  if (v->kind == Value::Kind::Index || v->kind == Value::Kind::Load ||
+      v->kind == Value::Kind::Lane || v->kind == Value::Kind::Element)
     for (const auto& s : free_symbols(v->index)) out.insert(s);
   for (const auto& o : v->operands) value_symbols(o, out);
 }
@@ -397,6 +398,75 @@ std::set<std::string> symbols_used(const Block& block) {
     out.insert(orelse.begin(), orelse.end());
   }
   return out;
+}
+
+namespace {
+
+// Names a value reads: locals and parameters (Ref), arrays (Element), vectors (Lane), and every
+// symbol of its index expressions.
+void value_reads(const ValuePtr& v, std::set<std::string>& out) {
+  if (!v) return;
+  using K = Value::Kind;
+  if (v->kind == K::Ref || v->kind == K::Element || v->kind == K::Lane) out.insert(v->name);
+  for (const auto& o : v->operands) value_reads(o, out);
+}
+
+void block_reads(const Block& block, std::set<std::string>& out) {
+  for (const auto& s : block) {
+    value_reads(s.value, out);
+    value_reads(s.cond, out);
+    if (s.kind == Stmt::Kind::VecStore) out.insert(s.name);
+    block_reads(s.body, out);
+    block_reads(s.orelse, out);
+  }
+  auto symbols = symbols_used(block);
+  out.insert(symbols.begin(), symbols.end());
+}
+
+bool pure(const ValuePtr& v) {
+  return v->kind == Value::Kind::Index || v->kind == Value::Kind::Ref ||
+         v->kind == Value::Kind::Literal;
+}
+
+void register_arrays(const Block& block, std::set<std::string>& out) {
+  for (const auto& s : block) {
+    if (s.kind == Stmt::Kind::Array) out.insert(s.name);
+    register_arrays(s.body, out);
+    register_arrays(s.orelse, out);
+  }
+}
+
+// Removes, in place, what `reads` never mentions; true when something went. Stores into
+// parameters are never removed.
+bool remove_unread(Block& block, const std::set<std::string>& reads,
+                   const std::set<std::string>& arrays) {
+  bool changed = false;
+  Block kept;
+  for (auto& s : block) {
+    bool dead = (s.kind == Stmt::Kind::Let && pure(s.value) && !reads.count(s.name)) ||
+                ((s.kind == Stmt::Kind::Array || s.kind == Stmt::Kind::ElementStore) &&
+                 arrays.count(s.name) && !reads.count(s.name));
+    if (dead) {
+      changed = true;
+      continue;
+    }
+    changed = remove_unread(s.body, reads, arrays) || changed;
+    changed = remove_unread(s.orelse, reads, arrays) || changed;
+    kept.push_back(std::move(s));
+  }
+  block = std::move(kept);
+  return changed;
+}
+
+}  // namespace
+
+void remove_unused_locals(Block& body) {
+  while (true) {
+    std::set<std::string> reads, arrays;
+    block_reads(body, reads);
+    register_arrays(body, arrays);
+    if (!remove_unread(body, reads, arrays)) return;
+  }
 }
 
 std::string to_text(const Kernel& k) {

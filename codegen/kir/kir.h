@@ -161,4 +161,8 @@ std::string to_text(const Kernel& k);
 // Every symbol name used by the index expressions of a block (index variables included).
 std::set<std::string> symbols_used(const Block& block);
 
+// Dead-code removal on a kernel body: index locals (`const int row = ...`) nothing reads, and
+// register arrays written but never read, with their stores.
+void remove_unused_locals(Block& body);
+
 }  // namespace fuserc::kir

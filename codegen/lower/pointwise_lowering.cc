@@ -206,6 +206,7 @@ class PointwiseLowering {
                          : body_1d(names, param_of, k.index_type);
 
     add_tensor_params(f_, seg_, param_name, k, ks);
+    kir::remove_unused_locals(k.body);
     add_symbol_params(f_, k, ks);
 
     // Launch configuration.
@@ -329,10 +330,15 @@ class PointwiseLowering {
     int per_block = params_.block * width;
     Expr bx = Expr::index("blockIdx.x", ceildiv(numel_, Expr(per_block)));
     Expr tx = Expr::index("threadIdx.x", Expr(params_.block));
+    // Index locals are declared with the extent that holds where they address memory (inside
+    // the guards); the guards themselves test them at the extent the grid covers, so that they
+    // are not proved away.
+    Expr covered = ceildiv(numel_, Expr(per_block)) * per_block;
     Expr base = Expr::index(ix_.base, numel_);
+    Expr base_tested = Expr::index(ix_.base, covered);
     body.push_back(kir::let(index_type, ix_.base,
                             kir::index_value((bx * params_.block + tx) * width, index_type)));
-    append_guarded(body, le(numel_, base), {kir::ret()});
+    append_guarded(body, le(numel_, base_tested), {kir::ret()});
 
     // Vector path.
     Expr lane = Expr::index(ix_.lane, Expr(width));
@@ -355,7 +361,7 @@ class PointwiseLowering {
         for (auto& st : *path) body.push_back(std::move(st));
       }
     } else {
-      if (auto c = condition(le(base + width, numel_), &never)) conds.push_back(*c);
+      if (auto c = condition(le(base_tested + width, numel_), &never)) conds.push_back(*c);
       auto m = coord_map(coords_, flat_coords(base + lane));
       auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
       if (path)
@@ -379,7 +385,7 @@ class PointwiseLowering {
     }
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.i, kir::index_value(base + lane, index_type)));
-    append_guarded(loop, lt(i, numel_), std::move(elem));
+    append_guarded(loop, lt(Expr::index(ix_.i, covered), numel_), std::move(elem));
     body.push_back(
         kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
     return body;
@@ -393,9 +399,10 @@ class PointwiseLowering {
     Expr bx = Expr::index("blockIdx.x", ceildiv(last_extent(), Expr(per_block)));
     Expr tx = Expr::index("threadIdx.x", Expr(params_.block));
     Expr col = Expr::index(ix_.col, last_extent());
+    Expr covered = ceildiv(last_extent(), Expr(per_block)) * per_block;  // as in body_1d
     body.push_back(kir::let(index_type, ix_.col,
                             kir::index_value((bx * params_.block + tx) * width, index_type)));
-    append_guarded(body, le(last_extent(), col), {kir::ret()});
+    append_guarded(body, le(last_extent(), Expr::index(ix_.col, covered)), {kir::ret()});
     Expr row = Expr::index(ix_.row, rows());
     Expr by = Expr::index("blockIdx.y", min(rows(), Expr(kMaxGridY)));
     Expr gy = Expr::index("gridDim.y", Expr(kMaxGridY + 1));
@@ -437,7 +444,8 @@ class PointwiseLowering {
     Expr lane = Expr::index(ix_.lane, Expr(width));
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.x, kir::index_value(col + lane, index_type)));
-    append_guarded(loop, lt(j, last_extent()), std::move(elem));
+    Expr covered = ceildiv(last_extent(), Expr(int64_t{params_.block} * width)) * params_.block * width;
+    append_guarded(loop, lt(Expr::index(ix_.x, covered), last_extent()), std::move(elem));
     kir::Block out;
     out.push_back(kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
     return out;

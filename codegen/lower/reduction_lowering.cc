@@ -53,8 +53,10 @@ class ReductionLowering {
       : f_(f), seg_(s), kind_(kind), p_(p), hints_(hints), a_(analyze_reductions(f, s)),
         graph_(f, s.inputs) {
     FUSERC_CHECK(a_.ok(), "lowering a reduction group the analysis rejects: " + a_.error);
+    // (An axis of extent 1 has coordinate 0: broadcasting reads it so too.)
     for (size_t d = 0; d < a_.domain.size(); ++d)
-      coords_.push_back(Expr::index("fz_c" + std::to_string(d), a_.domain[d]));
+      coords_.push_back(a_.domain[d].is_const(1) ? Expr(0)
+                                                 : Expr::index("fz_c" + std::to_string(d), a_.domain[d]));
     Expr row_linear = row_linear_coords();
     for (size_t r = 0; r < a_.reductions.size(); ++r) {
       const auto& info = a_.reductions[r];
@@ -290,8 +292,11 @@ class ReductionLowering {
     std::map<std::string, Expr> m;
     std::vector<Expr> kept = delinearize(row, a_.kept_extents());
     std::vector<Expr> red = delinearize(k, a_.reduced_extents());
-    for (size_t i = 0; i < a_.kept_dims.size(); ++i) m[coords_[a_.kept_dims[i]].name()] = kept[i];
-    for (size_t i = 0; i < a_.reduced_dims.size(); ++i) m[coords_[a_.reduced_dims[i]].name()] = red[i];
+    auto set = [&](int64_t d, const Expr& e) {
+      if (coords_[d].is_index()) m[coords_[d].name()] = e;
+    };
+    for (size_t i = 0; i < a_.kept_dims.size(); ++i) set(a_.kept_dims[i], kept[i]);
+    for (size_t i = 0; i < a_.reduced_dims.size(); ++i) set(a_.reduced_dims[i], red[i]);
     return m;
   }
 
@@ -621,6 +626,7 @@ class ReductionLowering {
       ks.args.push_back(arg);
       ks.grid_reduction = true;
     }
+    kir::remove_unused_locals(k.body);
     add_symbol_params(f_, k, ks);
 
     ks.name = name;

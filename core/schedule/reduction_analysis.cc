@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/schedule/pointwise_scheduler.h"
@@ -36,6 +37,114 @@ bool broadcasts_back(OpKind k) {
 std::string who(const Fusion& f, const Op& op) {
   return "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) + "' (out '" +
          f.value(op.outs[0]).name + "')";
+}
+
+
+// The alignment of a value that depends on a reduction: per axis, the domain dim whose
+// coordinate it follows (a kept dim), or -1 where it does not vary (extent 1, or broadcast).
+using Alignment = std::vector<int>;
+
+bool is_one(const Expr& e) { return e.is_const(1); }
+
+Alignment reduction_alignment(const Fusion& f, const ReductionAnalysis& a, const Value& out) {
+  (void)f;
+  Alignment al;
+  if (out.shape.size() == a.domain.size()) {  // keepdim (or nothing reduced away)
+    for (size_t d = 0; d < a.domain.size(); ++d) {
+      bool kept = std::binary_search(a.kept_dims.begin(), a.kept_dims.end(), static_cast<int64_t>(d));
+      al.push_back(kept && !is_one(a.domain[d]) ? static_cast<int>(d) : -1);
+    }
+  } else {
+    for (int64_t d : a.kept_dims) al.push_back(is_one(a.domain[d]) ? -1 : static_cast<int>(d));
+  }
+  return al;
+}
+
+// Read at the domain's coordinates, a value with this alignment reads its own row.
+bool reads_own_row(const Alignment& al) {
+  for (size_t j = 0; j < al.size(); ++j)
+    if (al[j] >= 0 && al[j] != static_cast<int>(j)) return false;
+  return true;
+}
+
+// A value with one element per row stores the rows in the order of their linear index.
+bool in_row_order(const ReductionAnalysis& a, const Value& v, const Alignment& al) {
+  std::vector<int> seen, want;
+  for (size_t j = 0; j < al.size(); ++j) {
+    if (is_one(v.shape[j])) continue;
+    if (al[j] < 0) return false;
+    seen.push_back(al[j]);
+  }
+  for (int64_t d : a.kept_dims)
+    if (!is_one(a.domain[d])) want.push_back(static_cast<int>(d));
+  return seen == want;
+}
+
+// The alignment of an op's result from its operands', or nothing when the op combines values
+// of different rows.
+std::optional<Alignment> propagate(const Fusion& f, const Op& op,
+                                   const std::map<ValueId, Alignment>& align) {
+  const Value& out = f.value(op.outs[0]);
+  const size_t rank = out.shape.size();
+  auto of = [&](size_t i) -> const Alignment* {
+    const Operand& arg = op.args[i];
+    if (arg.is_literal()) return nullptr;
+    auto it = align.find(arg.value);
+    return it == align.end() ? nullptr : &it->second;
+  };
+  if (op.info().is_elementwise()) {
+    Alignment al(rank, -1);
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      const Alignment* in = of(i);
+      if (!in) continue;
+      size_t shift = rank - in->size();  // operands align on the right
+      for (size_t j = 0; j < in->size(); ++j) {
+        int d = (*in)[j];
+        if (d < 0) continue;
+        if (al[j + shift] >= 0 && al[j + shift] != d) return std::nullopt;
+        al[j + shift] = d;
+      }
+    }
+    return al;
+  }
+  const Alignment& in = *of(0);
+  const Value& x = f.value(op.args[0].value);
+  switch (op.kind) {
+    case OpKind::BroadcastInDim: {
+      Alignment al(rank, -1);
+      for (size_t i = 0; i < in.size(); ++i) al[op.attrs.broadcast_dims[i]] = in[i];
+      return al;
+    }
+    case OpKind::Expand: {
+      Alignment al(rank, -1);
+      for (size_t i = 0; i < in.size(); ++i) al[i + rank - in.size()] = in[i];
+      return al;
+    }
+    case OpKind::Permute: {
+      Alignment al(rank, -1);
+      for (size_t j = 0; j < rank; ++j) al[j] = in[op.attrs.dims[j]];
+      return al;
+    }
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+    case OpKind::Reshape: {
+      // Only size-1 axes may come and go: the other axes keep their order and extents.
+      std::vector<Expr> xs, os;
+      std::vector<int> kept;
+      for (size_t i = 0; i < x.shape.size(); ++i)
+        if (!is_one(x.shape[i])) xs.push_back(x.shape[i]), kept.push_back(in[i]);
+      for (const Expr& e : out.shape)
+        if (!is_one(e)) os.push_back(e);
+      if (xs != os) return std::nullopt;
+      Alignment al(rank, -1);
+      size_t next = 0;
+      for (size_t j = 0; j < rank; ++j)
+        if (!is_one(out.shape[j])) al[j] = kept[next++];
+      return al;
+    }
+    case OpKind::SegmentSet: return in;
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -73,8 +182,11 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
             std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(),
                                static_cast<int64_t>(a.domain.size()) - 1);
 
-  // Which reductions each value depends on (inside the group), and the phases.
+  // Which reductions each value depends on (inside the group), the phases, and for each value
+  // that depends on a reduction its alignment (see Alignment): whether it is read back on the
+  // row it was computed for.
   std::map<ValueId, std::set<int>> depends;  // value -> indices into a.reductions
+  std::map<ValueId, Alignment> align;
   std::map<int, int> reduction_of_op;
   for (size_t i = 0; i < a.reductions.size(); ++i) reduction_of_op[a.reductions[i].op] = static_cast<int>(i);
   for (int k : group.ops) {
@@ -86,7 +198,12 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
     if (auto it = reduction_of_op.find(k); it != reduction_of_op.end()) {
       ReductionInfo& r = a.reductions[it->second];
       for (int d : dep) r.phase = std::max(r.phase, a.reductions[d].phase + 1);
+      if (!dep.empty() && !reads_own_row(align.at(r.input))) {
+        a.error = who(f, op) + " reduces another reduction's result read on other rows";
+        return a;
+      }
       dep.insert(it->second);
+      for (ValueId o : op.outs) align[o] = reduction_alignment(f, a, f.value(o));
     } else {
       if (!is_pointwise_op(op)) {
         a.error = who(f, op) + " is neither a reduction nor elementwise";
@@ -96,6 +213,14 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
         a.error = who(f, op) + " moves a reduction's result in a way other than broadcasting it";
         return a;
       }
+      if (!dep.empty()) {
+        std::optional<Alignment> al = propagate(f, op, align);
+        if (!al) {
+          a.error = who(f, op) + " mixes a reduction's result across rows";
+          return a;
+        }
+        align[op.outs[0]] = *al;
+      }
     }
     for (ValueId o : op.outs)
       if (!dep.empty()) depends[o] = dep;
@@ -104,11 +229,20 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
 
   for (ValueId o : group.outputs) {
     const Value& v = f.value(o);
+    auto al = align.find(o);
     // With rows of one element (reductions over size-1 dims, or rank 0) a result of the
     // domain's shape is also one element per row: a plain reduction.
     if (v.shape == a.domain && !a.row_length.is_const(1)) {
+      if (al != align.end() && !reads_own_row(al->second)) {
+        a.error = "its result '" + v.name + "' reads a reduction's result on other rows";
+        return a;
+      }
       a.full_outputs.push_back(o);
     } else if (v.numel() == a.rows) {
+      if (al != align.end() && !in_row_order(a, v, al->second)) {
+        a.error = "its result '" + v.name + "' holds a reduction's results in another order";
+        return a;
+      }
       a.reduced_outputs.push_back(o);
     } else {
       a.error = "its result '" + v.name + "' " + shape_to_string(v.shape) +

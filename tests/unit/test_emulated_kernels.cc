@@ -179,3 +179,20 @@ TEST_CASE("64-bit indexing variant runs when the 32-bit guard does not hold", "[
   CHECK(exe->bind({int64_t{1} << 31})->kernel_of[0] == 1);
   check_graph(g, {{{"N", 100}}, {{"N", 7}}});
 }
+
+TEST_CASE("fixed shapes: grids that cover more than the tensor stay in bounds", "[emulated]") {
+  // With constant extents, bounds are known at compile time; the guards that keep the threads
+  // past the end from touching memory must survive (guard pages catch any access).
+  for (const char* shape : {"[4]", "[3, 5]", "[1]", "[7, 33]", "[1000]", "[2, 1, 4097]"}) {
+    INFO("shape " << shape);
+    std::string in = std::string(R"({"name": "x", "dtype": "f32", "shape": )") + shape +
+                     R"(}, {"name": "h", "dtype": "f16", "shape": )" + shape + "}";
+    check_graph(graph("fixed", "", in,
+                      R"({"op": "exp", "args": ["x"], "out": "e"},
+                         {"op": "mul", "args": ["e", "h"], "out": "y"},
+                         {"op": "sum", "args": ["x"], "dims": [-1], "out": "s"},
+                         {"op": "amax", "args": ["h"], "dims": [0], "keepdim": true, "out": "m"})",
+                      R"("y", "s", "m")"),
+                {{}});
+  }
+}
