@@ -204,4 +204,13 @@ TEST_CASE("reductions fused with prologue, epilogue and siblings; multi-kernel p
                        {"op": "sum", "args": ["d"], "dims": [1], "out": "y"})",
                     R"("y")"),
               kSizes);
+  // Results read back on other rows (split into two kernels) and permuted results.
+  check_graph(graph("across", R"("N": {"hint": 37})", R"({"name": "x", "dtype": "f32", "shape": ["N", "N"]})",
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "out": "r"},
+                       {"op": "add", "args": ["x", "r"], "out": "y"},
+                       {"op": "amax", "args": ["x"], "dims": [0], "keepdim": true, "out": "m"},
+                       {"op": "permute", "args": ["m"], "dims": [1, 0], "out": "mt"},
+                       {"op": "mul", "args": ["x", "mt"], "out": "z"})",
+                    R"("y", "z")"),
+              {{{"N", 37}}, {{"N", 1}}, {{"N", 130}}});
 }

@@ -159,3 +159,29 @@ TEST_CASE("the workspace plan shares bytes between intermediates whose lives do 
                                      R"(, "aliases": {"q": "p"})"));
   CHECK(buffer(in_place, "q").alias_input == 0);
 }
+
+TEST_CASE("a reduction's result read on other rows is not fused with its reduction",
+          "[segment]") {
+  const std::string sym = R"("N": {"hint": 64})";
+  const std::string x = R"({"name": "x", "dtype": "f32", "shape": ["N", "N"]})";
+  // r holds row sums; x + r broadcasts r along rows (r[j] at (i, j)): a column of the domain,
+  // not the row's own result. Two kernels.
+  Segmented across = segment(graph("across", sym, x,
+                                   R"({"op": "sum", "args": ["x"], "dims": [1], "out": "r"},
+                                      {"op": "add", "args": ["x", "r"], "out": "y"})",
+                                   R"("y")"));
+  CHECK(across.s.segments.size() == 2);
+  // The same with keepdim reads the row's own result: one kernel.
+  Segmented own = segment(graph("own", sym, x,
+                                R"({"op": "sum", "args": ["x"], "dims": [1], "keepdim": true, "out": "r"},
+                                   {"op": "add", "args": ["x", "r"], "out": "y"})",
+                                R"("y")"));
+  CHECK(own.s.segments.size() == 1);
+  // A permuted result stored as one element per row would be in another order: two kernels.
+  Segmented permuted = segment(graph("permuted", R"("A": {"hint": 4}, "B": {"hint": 6})",
+                                     R"({"name": "x", "dtype": "f32", "shape": ["A", "B", 8]})",
+                                     R"({"op": "sum", "args": ["x"], "dims": [2], "out": "r"},
+                                        {"op": "permute", "args": ["r"], "dims": [1, 0], "out": "y"})",
+                                     R"("y")"));
+  CHECK(permuted.s.segments.size() == 2);
+}
