@@ -27,7 +27,7 @@ enum class Type : uint8_t {
   UInt32,
   UInt64,
   WelfordF32,
-  WelfordF64,  // running (mean, m2, count) of a variance, in float or double
+  WelfordF64,  // running (mean, m2, count, sum) of a variance, in float or double
 };
 
 // The type a value of a dtype is computed in (f16/bf16 in float) and stored as.

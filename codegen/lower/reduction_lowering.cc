@@ -40,8 +40,8 @@ size_t type_size(kir::Type t) {
     case kir::Type::UInt64: return 8;
     case kir::Type::Half:
     case kir::Type::BFloat16: return 2;
-    case kir::Type::WelfordF32: return 12;
-    case kir::Type::WelfordF64: return 24;
+    case kir::Type::WelfordF32: return 16;
+    case kir::Type::WelfordF64: return 32;
   }
   return 8;
 }

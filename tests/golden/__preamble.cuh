@@ -224,21 +224,23 @@ __device__ __forceinline__ float fz_fma(float a, float b, float c) { return fmaf
 __device__ __forceinline__ double fz_fma(double a, double b, double c) { return fma(a, b, c); }
 
 // ---- reductions
-// Welford's running (mean, m2, count) of a variance, combined with Chan's formula.
+// Welford's running (mean, m2, count) of a variance, combined with Chan's formula, plus the
+// plain sum: the mean a result reports is sum / count, which stays right with infinities
+// (Welford's running mean turns inf - inf into NaN).
 template <typename T>
 struct fz_welford {
-  T mean, m2, n;
+  T mean, m2, n, sum;
 };
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_init() {
-  return fz_welford<T>{T(0), T(0), T(0)};
+  return fz_welford<T>{T(0), T(0), T(0), T(0)};
 }
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_push(fz_welford<T> a, T x) {
   const T n = a.n + T(1);
   const T d = x - a.mean;
   const T mean = a.mean + d / n;
-  return fz_welford<T>{mean, a.m2 + d * (x - mean), n};
+  return fz_welford<T>{mean, a.m2 + d * (x - mean), n, a.sum + x};
 }
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_welford<T> b) {
@@ -246,7 +248,8 @@ __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_
   if (a.n == T(0)) return b;
   const T n = a.n + b.n;
   const T d = b.mean - a.mean;
-  return fz_welford<T>{a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)), n};
+  return fz_welford<T>{a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)), n,
+                       a.sum + b.sum};
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_var(fz_welford<T> a, T correction) {
@@ -255,7 +258,7 @@ __device__ __forceinline__ T fz_welford_var(fz_welford<T> a, T correction) {
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_mean(fz_welford<T> a) {
-  return a.n > T(0) ? a.mean : a.mean / a.n;  // the mean of nothing is 0 / 0 (NaN)
+  return a.sum / a.n;  // the mean of nothing is 0 / 0 (NaN)
 }
 
 // Combining operations, as function objects for the reduction helpers below.
@@ -294,7 +297,7 @@ __device__ __forceinline__ bool fz_shfl_xor(bool v, int mask, int width) {
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_shfl_xor(fz_welford<T> v, int mask, int width) {
   return fz_welford<T>{fz_shfl_xor(v.mean, mask, width), fz_shfl_xor(v.m2, mask, width),
-                       fz_shfl_xor(v.n, mask, width)};
+                       fz_shfl_xor(v.n, mask, width), fz_shfl_xor(v.sum, mask, width)};
 }
 
 // Reduces v over the TPR threads of a row (threadIdx.x in [0, TPR) for one threadIdx.y; TPR a

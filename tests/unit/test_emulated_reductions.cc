@@ -99,6 +99,22 @@ TEST_CASE("empty extents: empty rows and no rows", "[emulated]") {
   }
 }
 
+TEST_CASE("infinities and NaN in reductions", "[emulated]") {
+  // log(relu(x)) is -inf for about half of the elements, sqrt(x) NaN: sums and means of
+  // -inf are -inf (not Welford's inf - inf = NaN), maxima and minima propagate NaN.
+  check_graph(graph("nonfinite", kNM, R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})",
+                    R"({"op": "relu", "args": ["x"], "out": "r"},
+                       {"op": "log", "args": ["r"], "out": "l"},
+                       {"op": "sqrt", "args": ["x"], "out": "q"},
+                       {"op": "var_mean", "args": ["l"], "dims": [1], "out": ["v", "m"]},
+                       {"op": "sum", "args": ["l"], "dims": [1], "out": "s"},
+                       {"op": "amax", "args": ["q"], "dims": [1], "out": "hi"},
+                       {"op": "amin", "args": ["l"], "dims": [1], "out": "lo"},
+                       {"op": "var_mean", "args": ["l"], "dims": [0], "out": ["v0", "m0"]})",
+                    R"("v", "m", "s", "hi", "lo", "v0", "m0")"),
+              kSizes);
+}
+
 TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulated]") {
   for (const auto& [name, json] : normalization_graphs()) {
     INFO("graph " << name);
