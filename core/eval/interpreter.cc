@@ -84,17 +84,27 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
   std::vector<HostTensor> env(f.values.size());
   for (ValueId id : f.inputs) env[id] = inputs.at(f.value(id).name);
 
+  std::vector<bool> keep(f.values.size(), false);
+  for (ValueId o : f.outputs) keep[o] = true;
+  // Ops no output depends on are skipped (as compiling removes them).
+  std::vector<bool> needed = keep;
+  std::vector<bool> run(f.ops.size(), false);
+  for (size_t k = f.ops.size(); k-- > 0;) {
+    for (ValueId o : f.ops[k].outs) run[k] = run[k] || needed[o];
+    if (!run[k]) continue;
+    for (const auto& a : f.ops[k].args)
+      if (!a.is_literal()) needed[a.value] = true;
+  }
   // The last op that reads each value, so intermediates are freed as soon as possible.
   std::vector<int> last_use(f.values.size(), -1);
   for (size_t k = 0; k < f.ops.size(); ++k)
     for (const auto& a : f.ops[k].args)
-      if (!a.is_literal()) last_use[a.value] = static_cast<int>(k);
-  std::vector<bool> keep(f.values.size(), false);
-  for (ValueId o : f.outputs) keep[o] = true;
+      if (run[k] && !a.is_literal()) last_use[a.value] = static_cast<int>(k);
 
   EvalContext ctx{f, symbols, env};
   for (size_t k = 0; k < f.ops.size(); ++k) {
     const Op& op = f.ops[k];
+    if (!run[k]) continue;
     std::vector<HostTensor> results;
     try {
       results = eval_op(ctx, op);
