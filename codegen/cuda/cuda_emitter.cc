@@ -424,8 +424,7 @@ class StmtPrinter {
         out << pad << c_type(s.type) << " " << s.name << "[" << s.width << "];\n";
         break;
       case K::Shared:
-        out << pad << "__shared__ " << c_type(s.type) << " " << s.name << "[" << s.width
-            << "];\n";
+        out << pad << "__shared__ " << c_type(s.type) << " " << s.name << "[" << s.width << "];\n";
         break;
       case K::ElementStore:
         out << pad << s.name << "[" << index_.print(s.index) << "] = " << values_.print(s.value)

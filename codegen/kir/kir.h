@@ -138,10 +138,10 @@ Stmt comment(const std::string& text);
 struct Param {
   std::string name;
   enum class Kind : uint8_t { Pointer, Scalar } kind = Kind::Pointer;
-  DType dtype = DType::F32;  // element dtype of a pointer; dtype of a scalar input
-  Type type = Type::Float;   // the C type of a scalar parameter
-  bool is_const = true;      // pointer to const
-  bool restrict = true;      // no other parameter points into the same buffer
+  DType dtype = DType::F32;    // element dtype of a pointer; dtype of a scalar input
+  Type type = Type::Float;     // the C type of a scalar parameter
+  bool is_const = true;        // pointer to const
+  bool restrict = true;        // no other parameter points into the same buffer
   Type element = Type::Float;  // a workspace pointer's element type (when `workspace`)
   bool workspace = false;      // a pointer to kernel-private scratch (partials, semaphores)
 };

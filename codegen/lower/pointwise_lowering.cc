@@ -444,7 +444,8 @@ class PointwiseLowering {
     Expr lane = Expr::index(ix_.lane, Expr(width));
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.x, kir::index_value(col + lane, index_type)));
-    Expr covered = ceildiv(last_extent(), Expr(int64_t{params_.block} * width)) * params_.block * width;
+    Expr covered =
+        ceildiv(last_extent(), Expr(int64_t{params_.block} * width)) * params_.block * width;
     append_guarded(loop, lt(Expr::index(ix_.x, covered), last_extent()), std::move(elem));
     kir::Block out;
     out.push_back(kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));

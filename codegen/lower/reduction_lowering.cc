@@ -8,55 +8,29 @@
 #include "codegen/lower/element_emitter.h"
 #include "codegen/lower/element_graph.h"
 #include "codegen/lower/lowering_common.h"
+#include "codegen/lower/reduction_accumulator.h"
 #include "core/base/diagnostics.h"
 
 namespace fuserc::lower {
 namespace {
 
-// The accumulator of one reduction.
-struct Accumulator {
-  int reduction = 0;
-  OpKind op = OpKind::Sum;
-  DType acc = DType::F32;  // the dtype whose kernel type accumulates (f32, f64, i32, i64, bool)
-  bool welford = false;
-  kir::Type type = kir::Type::Float;
-  std::string functor;      // fz_sum_op, ...
-  std::string name;         // the local
-  std::string smem;         // the shared array (when the combine needs one)
-  std::string partials;     // the grid reduction's partials parameter
-  int input_node = -1;
-  int64_t correction = 1;
-  size_t bytes = 4;         // sizeof the accumulator
-};
-
-size_t type_size(kir::Type t) {
-  switch (t) {
-    case kir::Type::Bool: return 1;
-    case kir::Type::Int32:
-    case kir::Type::Float:
-    case kir::Type::UInt32: return 4;
-    case kir::Type::Int64:
-    case kir::Type::Double:
-    case kir::Type::UInt64: return 8;
-    case kir::Type::Half:
-    case kir::Type::BFloat16: return 2;
-    case kir::Type::WelfordF32: return 16;
-    case kir::Type::WelfordF64: return 32;
-  }
-  return 8;
-}
-
 class ReductionLowering {
  public:
   ReductionLowering(const Fusion& f, const Segment& s, SchedulerKind kind, const ReductionParams& p,
                     const HeuristicHints& hints)
-      : f_(f), seg_(s), kind_(kind), p_(p), hints_(hints), a_(analyze_reductions(f, s)),
+      : f_(f),
+        seg_(s),
+        kind_(kind),
+        p_(p),
+        hints_(hints),
+        a_(analyze_reductions(f, s)),
         graph_(f, s.inputs) {
     FUSERC_CHECK(a_.ok(), "lowering a reduction group the analysis rejects: " + a_.error);
     // (An axis of extent 1 has coordinate 0: broadcasting reads it so too.)
     for (size_t d = 0; d < a_.domain.size(); ++d)
-      coords_.push_back(a_.domain[d].is_const(1) ? Expr(0)
-                                                 : Expr::index("fz_c" + std::to_string(d), a_.domain[d]));
+      coords_.push_back(a_.domain[d].is_const(1)
+                            ? Expr(0)
+                            : Expr::index("fz_c" + std::to_string(d), a_.domain[d]));
     Expr row_linear = row_linear_coords();
     for (size_t r = 0; r < a_.reductions.size(); ++r) {
       const auto& info = a_.reductions[r];
@@ -66,7 +40,8 @@ class ReductionLowering {
                            coords_of(out, row_linear));
       }
     }
-    for (const auto& info : a_.reductions) input_nodes_.push_back(graph_.value_at(info.input, coords_));
+    for (const auto& info : a_.reductions)
+      input_nodes_.push_back(graph_.value_at(info.input, coords_));
     for (ValueId o : a_.full_outputs) full_.emplace_back(o, graph_.value_at(o, coords_));
     for (ValueId o : a_.reduced_outputs)
       reduced_.emplace_back(o, graph_.value_at(o, coords_of(f_.value(o), row_linear)));
@@ -100,7 +75,8 @@ class ReductionLowering {
 
     std::vector<LoweredKernel> out;
     size_t variants = persistent.size() + (multipass && need32 ? 1 : 0) + (need64 ? 1 : 0);
-    auto add = [&](const ReductionParams& params, bool index64, Expr when, const std::string& suffix) {
+    auto add = [&](const ReductionParams& params, bool index64, Expr when,
+                   const std::string& suffix) {
       p_ = params;
       LoweredKernel lk = build(variants > 1 ? name + suffix : name, index64,
                                index64 ? 0 : params.elements_per_thread);
@@ -110,7 +86,8 @@ class ReductionLowering {
     const ReductionParams base = p_;
     for (size_t i = 0; i < persistent.size(); ++i) {
       Expr fits_row = le(a_.row_length, Expr(capacity(persistent[i])));
-      add(persistent[i], false, need64 ? fits_row * fits32 : fits_row, i == 0 ? "_rows" : "_wide_rows");
+      add(persistent[i], false, need64 ? fits_row * fits32 : fits_row,
+          i == 0 ? "_rows" : "_wide_rows");
     }
     // The multi-pass fallback of a normalization only runs rows too long for registers: a
     // block of 1024 threads per row.
@@ -158,122 +135,12 @@ class ReductionLowering {
     return delinearize(row_linear, v.shape);
   }
 
-  // ---------------------------------------------------------------- accumulators
-
   std::vector<Accumulator> accumulators(NameTable& names) const {
     std::vector<Accumulator> accs;
-    for (size_t r = 0; r < a_.reductions.size(); ++r) {
-      const auto& info = a_.reductions[r];
-      const Op& op = f_.ops[info.op];
-      Accumulator acc;
-      acc.reduction = static_cast<int>(r);
-      acc.op = op.kind;
-      acc.input_node = input_nodes_[r];
-      acc.correction = op.attrs.correction;
-      DType in = f_.value(info.input).dtype;
-      DType out = f_.value(info.outputs[0]).dtype;
-      switch (op.kind) {
-        case OpKind::Sum:
-        case OpKind::Prod:
-        case OpKind::Mean:
-          acc.acc = is_float(out) ? canonical_dtype(out) : DType::I64;
-          acc.functor = op.kind == OpKind::Prod ? "fz_prod_op" : "fz_sum_op";
-          break;
-        case OpKind::Max:
-        case OpKind::Amax:
-        case OpKind::Min:
-        case OpKind::Amin:
-          acc.acc = canonical_dtype(in);
-          acc.functor = (op.kind == OpKind::Max || op.kind == OpKind::Amax) ? "fz_max_op" : "fz_min_op";
-          break;
-        case OpKind::Var:
-        case OpKind::VarMean:
-          acc.acc = canonical_dtype(out);
-          acc.welford = true;
-          acc.functor = "fz_welford_op";
-          break;
-        default: FUSERC_UNREACHABLE(std::string("not a reduction: ") + op_name(op.kind));
-      }
-      acc.type = acc.welford ? (acc.acc == DType::F64 ? kir::Type::WelfordF64 : kir::Type::WelfordF32)
-                             : kir::compute_type_of(acc.acc);
-      acc.bytes = type_size(acc.type);
-      std::string base = f_.value(info.outputs[0]).name;
-      acc.name = names.fresh("acc_" + base);
-      acc.smem = names.fresh("smem_" + base);
-      acc.partials = names.fresh("partials_" + base);
-      accs.push_back(acc);
-    }
+    for (size_t r = 0; r < a_.reductions.size(); ++r)
+      accs.push_back(
+          make_accumulator(f_, a_.reductions[r], static_cast<int>(r), input_nodes_[r], names));
     return accs;
-  }
-
-  kir::ValuePtr identity(const Accumulator& acc) const {
-    if (acc.welford)
-      return kir::call(std::string("fz_welford_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">",
-                       acc.type, {});
-    const double inf = std::numeric_limits<double>::infinity();
-    bool is_max = acc.op == OpKind::Max || acc.op == OpKind::Amax;
-    bool is_min = acc.op == OpKind::Min || acc.op == OpKind::Amin;
-    Literal l = Literal::of_int(acc.op == OpKind::Prod ? 1 : 0);
-    if (is_max || is_min) {
-      switch (acc.acc) {
-        case DType::Bool: l = Literal::of_bool(is_min); break;
-        case DType::I32:
-          l = Literal::of_int(is_max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max());
-          break;
-        case DType::I64:
-          l = Literal::of_int(is_max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
-          break;
-        default: l = Literal::of_float(is_max ? -inf : inf);
-      }
-    }
-    return kir::literal(l, acc.type);
-  }
-
-  // acc combined with one element value (of the input's dtype).
-  kir::ValuePtr push(const Accumulator& acc, const kir::ValuePtr& value, DType value_dtype) const {
-    kir::ValuePtr x = value;
-    if (canonical_dtype(value_dtype) != acc.acc) x = kir::convert(value, value_dtype, acc.acc);
-    kir::ValuePtr a = kir::ref(acc.name, acc.type);
-    if (acc.welford) return kir::call("fz_welford_push", acc.type, {a, x});
-    return combine(acc, a, x);
-  }
-
-  kir::ValuePtr combine(const Accumulator& acc, const kir::ValuePtr& a, const kir::ValuePtr& b) const {
-    if (acc.welford) return kir::call("fz_welford_combine", acc.type, {a, b});
-    OpKind k = OpKind::Add;
-    switch (acc.op) {
-      case OpKind::Prod: k = OpKind::Mul; break;
-      case OpKind::Max:
-      case OpKind::Amax: k = OpKind::Maximum; break;
-      case OpKind::Min:
-      case OpKind::Amin: k = OpKind::Minimum; break;
-      default: break;
-    }
-    if (acc.acc == DType::Bool && k == OpKind::Add) k = OpKind::LogicalOr;
-    if (acc.acc == DType::Bool && k == OpKind::Mul) k = OpKind::LogicalAnd;
-    return kir::op(k, acc.acc, acc.type, {a, b});
-  }
-
-  // The reduction's results for the row, from its combined accumulator.
-  std::vector<kir::ValuePtr> finalize(const Accumulator& acc, kir::Type index_type) const {
-    const auto& info = a_.reductions[acc.reduction];
-    kir::ValuePtr a = kir::ref(acc.name, acc.type);
-    DType out = f_.value(info.outputs[0]).dtype;
-    kir::Type out_type = kir::compute_type_of(out);
-    if (acc.welford) {
-      kir::Type t = acc.acc == DType::F64 ? kir::Type::Double : kir::Type::Float;
-      kir::ValuePtr corr = kir::literal(Literal::of_int(acc.correction), t);
-      std::vector<kir::ValuePtr> r = {kir::call("fz_welford_var", t, {a, corr})};
-      if (info.outputs.size() > 1) r.push_back(kir::call("fz_welford_mean", t, {a}));
-      return r;
-    }
-    if (acc.op == OpKind::Mean) {
-      kir::ValuePtr n = kir::convert(kir::index_value(a_.row_length, index_type),
-                                     index_type == kir::Type::Int64 ? DType::I64 : DType::I32, acc.acc);
-      return {kir::op(OpKind::Div, acc.acc, acc.type, {a, n})};
-    }
-    if (kir::compute_type_of(acc.acc) == out_type) return {a};
-    return {kir::convert(a, acc.acc, canonical_dtype(out))};
   }
 
   // ---------------------------------------------------------------- the kernel
@@ -321,13 +188,14 @@ class ReductionLowering {
                       const std::function<void(ElementEmitter&, kir::Block&)>& body) {
     Expr k = Expr::index(c.k, a_.row_length);
     auto m = coord_map(row, k);
-    ElementEmitter em(f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
-                      c.index_type);
+    ElementEmitter em(
+        f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of, c.index_type);
     kir::Block pre, elem;
     em.set_lane(k, &pre, {});
     for (const auto& [node, array] : c.caches)
-      if (!fill_caches) em.set_override(node, kir::element(array, Expr::index(c.j, Expr(c.elements)),
-                                                           kir::compute_type_of(graph_.node(node).dtype)));
+      if (!fill_caches)
+        em.set_override(node, kir::element(array, Expr::index(c.j, Expr(c.elements)),
+                                           kir::compute_type_of(graph_.node(node).dtype)));
     for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
     em.begin_scope(elem);
     if (fill_caches)
@@ -349,10 +217,12 @@ class ReductionLowering {
         loop.push_back(kir::let(c.index_type, c.k, kir::index_value(k_value, c.index_type)));
         // The same test on the local (of its true extent, so that it is not folded away).
         if (!guard.is_const())
-          guard = lt(Expr::index(c.k, Expr(int64_t{p_.threads_per_row} * c.elements)), a_.row_length);
+          guard =
+              lt(Expr::index(c.k, Expr(int64_t{p_.threads_per_row} * c.elements)), a_.row_length);
       }
       append_guarded(loop, guard, std::move(elem));
-      out.push_back(kir::for_loop(kir::Type::Int32, c.j, Expr(0), Expr(c.elements), std::move(loop), true));
+      out.push_back(
+          kir::for_loop(kir::Type::Int32, c.j, Expr(0), Expr(c.elements), std::move(loop), true));
       return out;
     }
     Expr begin = tx, step(p_.threads_per_row);
@@ -362,7 +232,8 @@ class ReductionLowering {
       begin = by * p_.threads_per_row + tx;
       step = gy * p_.threads_per_row;
     }
-    out.push_back(kir::for_loop(c.index_type, c.k, begin, a_.row_length, std::move(elem), false, step));
+    out.push_back(
+        kir::for_loop(c.index_type, c.k, begin, a_.row_length, std::move(elem), false, step));
     return out;
   }
 
@@ -374,7 +245,8 @@ class ReductionLowering {
     for (size_t id = 0; id < graph_.nodes().size(); ++id) {
       const ENode& n = graph_.node(id);
       if (n.kind == ENode::Kind::Reduced && n.reduction == acc.reduction)
-        reduced_values_[static_cast<int>(id)] = kir::ref(locals[n.output], kir::compute_type_of(n.dtype));
+        reduced_values_[static_cast<int>(id)] =
+            kir::ref(locals[n.output], kir::compute_type_of(n.dtype));
     }
   }
 
@@ -389,8 +261,9 @@ class ReductionLowering {
       args.push_back(kir::call(acc->functor, acc->type, {}));
       if (p_.inner) {
         fn = "fz_row_reduce<" + std::to_string(p_.threads_per_row) + ">";
-        args.push_back(p_.threads_per_row > 32 ? kir::ref(acc->smem, acc->type)
-                                               : kir::literal(Literal::of_int(0), kir::Type::Int32));
+        args.push_back(p_.threads_per_row > 32
+                           ? kir::ref(acc->smem, acc->type)
+                           : kir::literal(Literal::of_int(0), kir::Type::Int32));
       } else {
         fn = "fz_column_reduce<" + std::to_string(p_.rows_per_block) + ", " +
              std::to_string(p_.threads_per_row) + ">";
@@ -410,15 +283,16 @@ class ReductionLowering {
     };
     kir::Block write;
     for (Accumulator* acc : accs)
-      write.push_back(kir::element_store(acc->partials, row * gy + by, kir::ref(acc->name, acc->type)));
+      write.push_back(
+          kir::element_store(acc->partials, row * gy + by, kir::ref(acc->name, acc->type)));
     b.push_back(kir::if_then(lead_active(), std::move(write)));
     b.push_back(kir::let(kir::Type::Bool, c.last,
                          kir::call("fz_last_block", kir::Type::Bool,
                                    {kir::ref(c.counters, kir::Type::UInt32),
                                     kir::index_value(row_block, c.index_type),
                                     kir::index_value(gy, kir::Type::UInt32)})));
-    kir::ValuePtr not_last =
-        kir::op(OpKind::LogicalNot, DType::Bool, kir::Type::Bool, {kir::ref(c.last, kir::Type::Bool)});
+    kir::ValuePtr not_last = kir::op(OpKind::LogicalNot, DType::Bool, kir::Type::Bool,
+                                     {kir::ref(c.last, kir::Type::Bool)});
     b.push_back(kir::if_then(not_last, {p_.inner ? kir::continue_loop() : kir::ret()}));
     kir::Block gather;
     Expr g = Expr::index(c.g, Expr(p_.max_blocks_per_row + 1));
@@ -429,7 +303,9 @@ class ReductionLowering {
                          {kir::ref(acc->partials, acc->type), kir::index_value(i, c.index_type)});
       };
       gather.push_back(kir::assign(acc->name, partial(row * gy)));
-      loop.push_back(kir::assign(acc->name, combine(*acc, kir::ref(acc->name, acc->type), partial(row * gy + g))));
+      loop.push_back(kir::assign(
+          acc->name,
+          accumulator_combine(*acc, kir::ref(acc->name, acc->type), partial(row * gy + g))));
     }
     gather.push_back(kir::for_loop(kir::Type::Int32, c.g, Expr(1), gy, std::move(loop)));
     b.push_back(kir::if_then(lead_active(), std::move(gather)));
@@ -512,17 +388,20 @@ class ReductionLowering {
       std::vector<Accumulator*> accs;
       for (auto& acc : c.accs)
         if (a_.reductions[acc.reduction].phase == phase) accs.push_back(&acc);
-      for (Accumulator* acc : accs) rb_body.push_back(kir::declare(acc->type, acc->name, identity(*acc)));
-      kir::Block pass = row_pass(c, row, grid, elements > 0 && phase == 1, [&](ElementEmitter& em, kir::Block& b) {
-        for (Accumulator* acc : accs) {
-          kir::ValuePtr v = em.emit(acc->input_node, b);
-          b.push_back(kir::assign(acc->name, push(*acc, v, graph_.node(acc->input_node).dtype)));
-        }
-      });
+      for (Accumulator* acc : accs)
+        rb_body.push_back(kir::declare(acc->type, acc->name, accumulator_identity(*acc)));
+      kir::Block pass = row_pass(
+          c, row, grid, elements > 0 && phase == 1, [&](ElementEmitter& em, kir::Block& b) {
+            for (Accumulator* acc : accs) {
+              kir::ValuePtr v = em.emit(acc->input_node, b);
+              b.push_back(kir::assign(
+                  acc->name, accumulator_push(*acc, v, graph_.node(acc->input_node).dtype)));
+            }
+          });
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
       combine_phase(c, rb_body, accs, grid, row, row_block);
       for (Accumulator* acc : accs) {
-        std::vector<kir::ValuePtr> results = finalize(*acc, c.index_type);
+        std::vector<kir::ValuePtr> results = accumulator_results(*acc, a_.row_length, c.index_type);
         std::vector<std::string> locals;
         const auto& info = a_.reductions[acc->reduction];
         for (size_t i = 0; i < results.size(); ++i) {
@@ -551,8 +430,9 @@ class ReductionLowering {
     // Results with one element per row, written by the row's lead thread.
     if (!reduced_.empty()) {
       auto m = coord_map(row, Expr(0));
-      ElementEmitter em(f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
-                        c.index_type);
+      ElementEmitter em(
+          f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
+          c.index_type);
       for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
       kir::Block b;
       em.begin_scope(b);
@@ -562,16 +442,17 @@ class ReductionLowering {
       }
       em.end_scope();
       Expr lead = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(tpr));
-      rb_body.push_back(kir::if_then(
-          kir::all_of({kir::ref(c.active, kir::Type::Bool), kir::index_value(eq(lead, Expr(0)), kir::Type::Bool)}),
-          std::move(b)));
+      rb_body.push_back(
+          kir::if_then(kir::all_of({kir::ref(c.active, kir::Type::Bool),
+                                    kir::index_value(eq(lead, Expr(0)), kir::Type::Bool)}),
+                       std::move(b)));
     }
 
     if (p_.inner) {
       Expr bx = Expr::index("blockIdx.x", ceildiv(rows, Expr(rpb)));
       Expr gx = Expr::index("gridDim.x", ceildiv(rows, Expr(rpb)) + 1);
-      body.push_back(kir::for_loop(c.index_type, c.row_base, bx * rpb, rows, std::move(row_body), false,
-                                   gx * rpb));
+      body.push_back(kir::for_loop(c.index_type, c.row_base, bx * rpb, rows, std::move(row_body),
+                                   false, gx * rpb));
     }
 
     add_tensor_params(f_, seg_, param_name, k, ks);
@@ -582,12 +463,16 @@ class ReductionLowering {
       ks.block[0] = Expr(tpr);
       ks.block[1] = Expr(rpb);
       ks.grid[0] = min(ceildiv(rows, Expr(rpb)), Expr(int64_t{1} << 20));
-      if (grid) blocks_per_row = min(Expr(p_.max_blocks_per_row), max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 8))));
+      if (grid)
+        blocks_per_row = min(Expr(p_.max_blocks_per_row),
+                             max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 8))));
     } else {
       ks.block[0] = Expr(rpb);
       ks.block[1] = Expr(tpr);
       ks.grid[0] = ceildiv(rows, Expr(rpb));
-      if (grid) blocks_per_row = min(Expr(p_.max_blocks_per_row), max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 16))));
+      if (grid)
+        blocks_per_row = min(Expr(p_.max_blocks_per_row),
+                             max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 16))));
     }
     ks.grid[1] = blocks_per_row;
     if (grid) {
@@ -635,24 +520,27 @@ class ReductionLowering {
     ks.block_reduction = true;
     for (const auto& n : graph_.nodes())
       if (n.kind == ENode::Kind::Rand) ks.uses_rng = true;
-    ks.scheduler_params = {{"layout", p_.inner ? "inner" : "outer"},
-                           {p_.inner ? "threads_per_row" : "threads_across_rows", std::to_string(tpr)},
-                           {p_.inner ? "rows_per_block" : "columns_per_block", std::to_string(rpb)},
-                           {"phases", std::to_string(a_.phases)},
-                           {"grid_reduction", grid ? "yes" : "no"},
-                           {"persistent", elements > 0 ? std::to_string(elements) + " per thread" : "no"},
-                           {"index", index64 ? "64-bit" : "32-bit"}};
+    ks.scheduler_params = {
+        {"layout", p_.inner ? "inner" : "outer"},
+        {p_.inner ? "threads_per_row" : "threads_across_rows", std::to_string(tpr)},
+        {p_.inner ? "rows_per_block" : "columns_per_block", std::to_string(rpb)},
+        {"phases", std::to_string(a_.phases)},
+        {"grid_reduction", grid ? "yes" : "no"},
+        {"persistent", elements > 0 ? std::to_string(elements) + " per thread" : "no"},
+        {"index", index64 ? "64-bit" : "32-bit"}};
     std::string ops = op_listing(f_, seg_);
     ks.comment = ops;
     k.header_comment = {
         "fuserc: graph '" + f_.name + "', kernel " + name + " (" + scheduler_name(kind_) + ")",
         "computes: " + ops,
         "reduces " + shape_to_string(a_.domain) + " over rows of " + a_.row_length.str() + " (" +
-            a_.rows.str() + (a_.rows.is_const(1) ? " row), " : " rows), ") + (p_.inner ? "contiguous" : "strided") + " rows, " +
-            std::to_string(tpr) + (p_.inner ? " threads per row, " : " threads across rows, ") +
-            std::to_string(rpb) + (p_.inner ? (rpb == 1 ? " row per block" : " rows per block") : " columns per block") +
+            a_.rows.str() + (a_.rows.is_const(1) ? " row), " : " rows), ") +
+            (p_.inner ? "contiguous" : "strided") + " rows, " + std::to_string(tpr) +
+            (p_.inner ? " threads per row, " : " threads across rows, ") + std::to_string(rpb) +
+            (p_.inner ? (rpb == 1 ? " row per block" : " rows per block") : " columns per block") +
             (grid ? ", rows split across blocks" : "") +
-            (elements > 0 ? ", row in registers (" + std::to_string(elements) + " per thread)" : "") +
+            (elements > 0 ? ", row in registers (" + std::to_string(elements) + " per thread)"
+                          : "") +
             ", " + (index64 ? "64" : "32") + "-bit indexing"};
     // A maximum or minimum over an empty row has no value (the reference refuses it too).
     for (const auto& acc : c.accs) {
@@ -668,7 +556,8 @@ class ReductionLowering {
     }
     Expr fits = le(ks.grid[0], Expr(2147483647));
     if (!fits.is_const(1))
-      ks.guards.push_back({KernelGuard::Kind::LaunchLimit, fits, "kernel " + name + " needs too many blocks"});
+      ks.guards.push_back(
+          {KernelGuard::Kind::LaunchLimit, fits, "kernel " + name + " needs too many blocks"});
     (void)hints_;
     return lk;
   }

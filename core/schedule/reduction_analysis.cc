@@ -39,19 +39,21 @@ std::string who(const Fusion& f, const Op& op) {
          f.value(op.outs[0]).name + "')";
 }
 
-
 // The alignment of a value that depends on a reduction: per axis, the domain dim whose
 // coordinate it follows (a kept dim), or -1 where it does not vary (extent 1, or broadcast).
 using Alignment = std::vector<int>;
 
-bool is_one(const Expr& e) { return e.is_const(1); }
+bool is_one(const Expr& e) {
+  return e.is_const(1);
+}
 
 Alignment reduction_alignment(const Fusion& f, const ReductionAnalysis& a, const Value& out) {
   (void)f;
   Alignment al;
   if (out.shape.size() == a.domain.size()) {  // keepdim (or nothing reduced away)
     for (size_t d = 0; d < a.domain.size(); ++d) {
-      bool kept = std::binary_search(a.kept_dims.begin(), a.kept_dims.end(), static_cast<int64_t>(d));
+      bool kept =
+          std::binary_search(a.kept_dims.begin(), a.kept_dims.end(), static_cast<int64_t>(d));
       al.push_back(kept && !is_one(a.domain[d]) ? static_cast<int>(d) : -1);
     }
   } else {
@@ -175,12 +177,12 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
     return a;
   }
   for (int d = 0; d < static_cast<int>(a.domain.size()); ++d)
-    if (!std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(), d)) a.kept_dims.push_back(d);
+    if (!std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(), d))
+      a.kept_dims.push_back(d);
   a.rows = product(a.kept_extents());
   a.row_length = product(a.reduced_extents());
-  a.inner = a.domain.empty() ||
-            std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(),
-                               static_cast<int64_t>(a.domain.size()) - 1);
+  a.inner = a.domain.empty() || std::binary_search(a.reduced_dims.begin(), a.reduced_dims.end(),
+                                                   static_cast<int64_t>(a.domain.size()) - 1);
 
   // Which reductions each value depends on (inside the group), the phases, and for each value
   // that depends on a reduction its alignment (see Alignment): whether it is read back on the
@@ -188,7 +190,8 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
   std::map<ValueId, std::set<int>> depends;  // value -> indices into a.reductions
   std::map<ValueId, Alignment> align;
   std::map<int, int> reduction_of_op;
-  for (size_t i = 0; i < a.reductions.size(); ++i) reduction_of_op[a.reductions[i].op] = static_cast<int>(i);
+  for (size_t i = 0; i < a.reductions.size(); ++i)
+    reduction_of_op[a.reductions[i].op] = static_cast<int>(i);
   for (int k : group.ops) {
     const Op& op = f.ops[k];
     std::set<int> dep;

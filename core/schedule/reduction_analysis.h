@@ -19,23 +19,23 @@
 namespace fuserc {
 
 struct ReductionInfo {
-  int op = -1;                   // index into Fusion::ops
+  int op = -1;  // index into Fusion::ops
   ValueId input = kNoValue;
   std::vector<ValueId> outputs;  // var_mean has two
   int phase = 1;                 // 1 + the latest phase its input depends on
 };
 
 struct ReductionAnalysis {
-  std::string error;             // why the group does not fit; empty when it does
-  std::vector<Expr> domain;      // D
+  std::string error;         // why the group does not fit; empty when it does
+  std::vector<Expr> domain;  // D
   std::vector<int64_t> reduced_dims, kept_dims;
   std::vector<ReductionInfo> reductions;
   int phases = 0;
   std::vector<ValueId> full_outputs;     // group outputs of the domain's shape
   std::vector<ValueId> reduced_outputs;  // group outputs with one element per row
-  bool inner = true;             // the innermost dim of D is reduced (rows are contiguous)
-  Expr rows = Expr(1);           // product of the kept extents
-  Expr row_length = Expr(1);     // product of the reduced extents
+  bool inner = true;                     // the innermost dim of D is reduced (rows are contiguous)
+  Expr rows = Expr(1);                   // product of the kept extents
+  Expr row_length = Expr(1);             // product of the reduced extents
 
   bool ok() const { return error.empty(); }
   std::vector<Expr> kept_extents() const;

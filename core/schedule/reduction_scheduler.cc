@@ -62,8 +62,8 @@ ReductionParams reduction_heuristics(const Fusion& f, const ReductionAnalysis& a
     p.grid = kind == SchedulerKind::Reduction && a.phases == 1 && rows < kBusyRows &&
              length > int64_t{tpr} * 8;
   } else {
-    p.rows_per_block = 32;   // columns per block: 128 contiguous bytes of f32
-    p.threads_per_row = 8;   // rows in flight
+    p.rows_per_block = 32;  // columns per block: 128 contiguous bytes of f32
+    p.threads_per_row = 8;  // rows in flight
     int64_t column_blocks = (rows + 31) / 32;
     p.grid = column_blocks < kBusyRows && length > 8 * 16;
   }
@@ -71,8 +71,8 @@ ReductionParams reduction_heuristics(const Fusion& f, const ReductionAnalysis& a
   // only, so results stay deterministic).
   if (p.grid) {
     int64_t row_groups = (rows + p.rows_per_block - 1) / p.rows_per_block;
-    p.max_blocks_per_row =
-        static_cast<int>(std::clamp<int64_t>((4 * kBusyRows + row_groups - 1) / row_groups, 2, 256));
+    p.max_blocks_per_row = static_cast<int>(
+        std::clamp<int64_t>((4 * kBusyRows + row_groups - 1) / row_groups, 2, 256));
   }
   return p;
 }

@@ -44,7 +44,7 @@ inline const std::vector<EmulatedMemory>& memory_modes() {
 }
 
 struct CheckOptions {
-  bool exact = false;            // outputs bit-equal to the reference (random ops)
+  bool exact = false;             // outputs bit-equal to the reference (random ops)
   bool every_memory_mode = true;  // else only guard pages after each buffer
 };
 

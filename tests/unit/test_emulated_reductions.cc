@@ -23,9 +23,11 @@ TEST_CASE("every reduction, for every dtype it accepts, over contiguous and stri
           "[emulated]") {
   for (const char* dt : kDtypes) {
     INFO("dtype " << dt);
-    auto launched = check_graph(reductions_graph(dt),
-                                {{{"N", 37}, {"M", 53}}, {{"N", 1}, {"M", 1}}, {{"N", 5}, {"M", 130}},
-                                 {{"N", 300}, {"M", 2}}, {{"N", 2}, {"M", 300}}});
+    auto launched = check_graph(reductions_graph(dt), {{{"N", 37}, {"M", 53}},
+                                                       {{"N", 1}, {"M", 1}},
+                                                       {{"N", 5}, {"M", 130}},
+                                                       {{"N", 300}, {"M", 2}},
+                                                       {{"N", 2}, {"M", 300}}});
     // Reductions sharing rows are fused, up to 8 results per kernel: one kernel per row layout
     // for the 6 results of integers and bools, two for the 10 of floats.
     CHECK(launched[0].size() == (is_float_dtype_name(dt) ? 4u : 2u));
@@ -49,20 +51,19 @@ TEST_CASE("keepdim, rank 0, all dims, middle dims, size-1 extents, corrections, 
               sizes);
   // A size-1 reduced extent and a size-1 kept extent; correction 2; the sum's dtype attribute;
   // integer and bool results (sum of bools is i64, max of bools is bool).
-  check_graph(
-      graph("odd", sym,
-            R"({"name": "x", "dtype": "f16", "shape": ["A", 1, "C"]},
+  check_graph(graph("odd", sym,
+                    R"({"name": "x", "dtype": "f16", "shape": ["A", 1, "C"]},
                {"name": "i", "dtype": "i32", "shape": ["A", "C"], "range": [-100, 100]},
                {"name": "b", "dtype": "bool", "shape": ["A", "C"]})",
-            R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s1"},
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s1"},
                {"op": "sum", "args": ["x"], "dims": [0, 2], "dtype": "f32", "out": "s32"},
                {"op": "var", "args": ["x"], "dims": [2], "correction": 2, "out": "v2"},
                {"op": "sum", "args": ["b"], "dims": [1], "out": "nb"},
                {"op": "max", "args": ["b"], "dims": [1], "out": "anyb"},
                {"op": "prod", "args": ["i"], "dims": [0], "out": "pi"},
                {"op": "min", "args": ["i"], "dims": [1], "out": "mi"})",
-            R"("s1", "s32", "v2", "nb", "anyb", "pi", "mi")"),
-      sizes);
+                    R"("s1", "s32", "v2", "nb", "anyb", "pi", "mi")"),
+              sizes);
   // Rank 0: a reduction of a rank-0 tensor, and results of rank 0 used by elementwise work.
   check_graph(graph("rank0", sym,
                     R"({"name": "t", "dtype": "f32", "shape": []},
@@ -78,16 +79,17 @@ TEST_CASE("empty extents: empty rows and no rows", "[emulated]") {
   const std::string sym = R"("N": {"hint": 3, "min": 0}, "M": {"hint": 4, "min": 0})";
   const std::string in = R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})";
   // Sums of nothing are 0, products 1, means and variances NaN; no rows, nothing to write.
-  check_graph(graph("empty", sym, in,
-                    R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+  check_graph(
+      graph("empty", sym, in,
+            R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
                        {"op": "prod", "args": ["x"], "dims": [1], "out": "p"},
                        {"op": "mean", "args": ["x"], "dims": [1], "out": "m"},
                        {"op": "var", "args": ["x"], "dims": [0], "out": "v"})",
-                    R"("s", "p", "m", "v")"),
-              {{{"N", 3}, {"M", 0}}, {{"N", 0}, {"M", 4}}, {{"N", 0}, {"M", 0}}, {{"N", 2}, {"M", 5}}});
+            R"("s", "p", "m", "v")"),
+      {{{"N", 3}, {"M", 0}}, {{"N", 0}, {"M", 4}}, {{"N", 0}, {"M", 0}}, {{"N", 2}, {"M", 5}}});
   // A maximum over an empty row is refused at binding, as the reference refuses it.
-  Fusion f = parse_text(graph("empty_max", sym, in,
-                              R"({"op": "amax", "args": ["x"], "dims": [1], "out": "m"})", R"("m")"));
+  Fusion f = parse_text(graph(
+      "empty_max", sym, in, R"({"op": "amax", "args": ["x"], "dims": [1], "out": "m"})", R"("m")"));
   auto exe = compile_graph(f);
   CHECK_NOTHROW(bind_named(*exe, {{"N", 0}, {"M", 0}}));  // no rows: nothing to reduce
   CHECK_NOTHROW(bind_named(*exe, {{"N", 3}, {"M", 5}}));
@@ -127,7 +129,9 @@ TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulate
     for (size_t i = 0; i < kRowLengths.size(); ++i) {
       INFO("row length " << kRowLengths[i] << ": " << launched[i][0]);
       const std::string& k = launched[i][0];
-      std::string want = kRowLengths[i] <= 1024 ? "_k0_rows" : kRowLengths[i] <= 8192 ? "_wide_rows" : "_long";
+      std::string want = kRowLengths[i] <= 1024   ? "_k0_rows"
+                         : kRowLengths[i] <= 8192 ? "_wide_rows"
+                                                  : "_long";
       CHECK(k.compare(k.size() - want.size(), want.size(), want) == 0);
     }
   }
@@ -157,15 +161,17 @@ TEST_CASE("inner and outer reductions at row lengths 1, 31, 1024, 5000 and 70000
 TEST_CASE("grid reductions run with several blocks per row and give the same bits every run",
           "[emulated]") {
   const std::string sym = R"("N": {"hint": 8}, "L": {"hint": 100000})";
-  std::string inner = graph("grid_inner", sym, R"({"name": "x", "dtype": "f32", "shape": ["N", "L"]})",
-                            R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+  std::string inner =
+      graph("grid_inner", sym, R"({"name": "x", "dtype": "f32", "shape": ["N", "L"]})",
+            R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
                                {"op": "var", "args": ["x"], "dims": [1], "out": "v"},
                                {"op": "amax", "args": ["x"], "dims": [1], "out": "m"})",
-                            R"("s", "v", "m")");
-  std::string outer = graph("grid_outer", sym, R"({"name": "x", "dtype": "f16", "shape": ["L", "N"]})",
-                            R"({"op": "sum", "args": ["x"], "dims": [0], "out": "s"},
+            R"("s", "v", "m")");
+  std::string outer =
+      graph("grid_outer", sym, R"({"name": "x", "dtype": "f16", "shape": ["L", "N"]})",
+            R"({"op": "sum", "args": ["x"], "dims": [0], "out": "s"},
                                {"op": "var_mean", "args": ["x"], "dims": [0], "out": ["v", "m"]})",
-                            R"("s", "v", "m")");
+            R"("s", "v", "m")");
   for (const std::string& json : {inner, outer}) {
     Fusion f = parse_text(json);
     auto exe = compile_graph(f);
@@ -175,7 +181,8 @@ TEST_CASE("grid reductions run with several blocks per row and give the same bit
     CHECK(k->grid_reduction());
     auto binding = bind_named(*exe, {{"N", 8}, {"L", 100000}});
     CHECK(binding->slot(k->grid()->Get(1)) > 1);  // several blocks share each row
-    const Bindings sizes = {{{"N", 8}, {"L", 100000}}, {{"N", 3}, {"L", 20000}}, {{"N", 1}, {"L", 1}}};
+    const Bindings sizes = {
+        {{"N", 8}, {"L", 100000}}, {{"N", 3}, {"L", 20000}}, {{"N", 1}, {"L", 1}}};
     check_graph(json, sizes, {.every_memory_mode = false});
     // The same bits on every run, whichever block finishes last.
     TensorMap inputs = make_random_inputs(f, choose_symbol_values(f, sizes[0]), 5);
@@ -183,7 +190,8 @@ TEST_CASE("grid reductions run with several blocks per row and give the same bit
     auto first = run_package(*exe, device, inputs, "inputs");
     for (int run = 0; run < 3; ++run) {
       auto again = run_package(*exe, device, inputs, "inputs");
-      for (size_t i = 0; i < first.size(); ++i) CHECK(again[i].second.bytes() == first[i].second.bytes());
+      for (size_t i = 0; i < first.size(); ++i)
+        CHECK(again[i].second.bytes() == first[i].second.bytes());
     }
   }
 }
@@ -195,9 +203,10 @@ TEST_CASE("reductions fused with prologue, epilogue and siblings; multi-kernel p
   // intermediates in the workspace (segment_set, and a reduction of a reduction).
   // (f32: the reference rounds every intermediate to the graph's dtype, kernels keep them in
   // f32, and log(sum(exp)) of 16-bit values near 0 magnifies that difference.)
-  check_graph(graph("fused", kNM,
-                    R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]}, {"name": "s", "dtype": "f32"})",
-                    R"({"op": "mul", "args": ["x", "s"], "out": "xs"},
+  check_graph(
+      graph("fused", kNM,
+            R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]}, {"name": "s", "dtype": "f32"})",
+            R"({"op": "mul", "args": ["x", "s"], "out": "xs"},
                        {"op": "exp", "args": ["xs"], "out": "e"},
                        {"op": "sum", "args": ["e"], "dims": [1], "out": "se"},
                        {"op": "log", "args": ["se"], "out": "lse"},
@@ -205,8 +214,8 @@ TEST_CASE("reductions fused with prologue, epilogue and siblings; multi-kernel p
                        {"op": "segment_set", "args": ["e"], "out": "es"},
                        {"op": "sum", "args": ["es"], "dims": [0], "out": "col"},
                        {"op": "sum", "args": ["lse"], "dims": [0], "out": "total"})",
-                    R"("lse", "mx", "col", "total")"),
-              kSizes);
+            R"("lse", "mx", "col", "total")"),
+      kSizes);
   // Intermediates sharing workspace bytes (e3 reuses e1's, dead after kernel 1); e2 is also
   // reduced by the last kernel, so it must survive kernel 2's writes to e3.
   check_graph(graph("chain4", kNM, R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})",
@@ -221,7 +230,8 @@ TEST_CASE("reductions fused with prologue, epilogue and siblings; multi-kernel p
                     R"("y")"),
               kSizes);
   // Results read back on other rows (split into two kernels) and permuted results.
-  check_graph(graph("across", R"("N": {"hint": 37})", R"({"name": "x", "dtype": "f32", "shape": ["N", "N"]})",
+  check_graph(graph("across", R"("N": {"hint": 37})",
+                    R"({"name": "x", "dtype": "f32", "shape": ["N", "N"]})",
                     R"({"op": "sum", "args": ["x"], "dims": [1], "out": "r"},
                        {"op": "add", "args": ["x", "r"], "out": "y"},
                        {"op": "amax", "args": ["x"], "dims": [0], "keepdim": true, "out": "m"},

@@ -180,11 +180,12 @@ TEST_CASE("reductions over empty extents", "[eval]") {
 
 TEST_CASE("ops no output depends on are not evaluated", "[eval]") {
   // The dead maximum would be refused (empty row); the dead integer division would fail.
-  std::string g = graph(R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]}, {"name": "i", "dtype": "i32", "shape": [2]})",
-                        R"({"op": "amax", "args": ["x"], "dims": [1], "out": "dead"},
+  std::string g = graph(
+      R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]}, {"name": "i", "dtype": "i32", "shape": [2]})",
+      R"({"op": "amax", "args": ["x"], "dims": [1], "out": "dead"},
                            {"op": "div", "args": ["i", 0], "out": "dead2"},
                            {"op": "mul", "args": ["x", 2], "out": "y"})",
-                        R"("y")");
+      R"("y")");
   g.insert(g.find("\"inputs\""), R"("symbols": {"N": {}, "M": {"min": 0}}, )");
   auto out = run(g, {{"x", HostTensor(DType::F32, {3, 0})}, {"i", i32({2}, {1, 2})}});
   CHECK(out.at("y").shape() == std::vector<int64_t>{3, 0});

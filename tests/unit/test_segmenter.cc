@@ -148,20 +148,18 @@ TEST_CASE("the workspace plan shares bytes between intermediates whose lives do 
   CHECK(e2.offset != e1.offset);
   // Two intermediates of N floats, each rounded up to 256 bytes.
   for (int64_t n : {1, 1000, 12345}) {
-    int64_t bytes =
-        evaluate(r.memory.workspace_bytes, [&](const std::string&) -> std::optional<int64_t> { return n; });
+    int64_t bytes = evaluate(r.memory.workspace_bytes,
+                             [&](const std::string&) -> std::optional<int64_t> { return n; });
     CHECK(bytes == 2 * ((n * 4 + 255) / 256 * 256));
   }
   // An output written in place takes its input's buffer.
-  Segmented in_place = segment(graph("in_place", R"("N": {"hint": 1000})",
-                                     R"({"name": "p", "dtype": "f32", "shape": ["N"]})",
-                                     R"({"op": "mul", "args": ["p", 0.5], "out": "q"})", R"("q")",
-                                     R"(, "aliases": {"q": "p"})"));
+  Segmented in_place = segment(graph(
+      "in_place", R"("N": {"hint": 1000})", R"({"name": "p", "dtype": "f32", "shape": ["N"]})",
+      R"({"op": "mul", "args": ["p", 0.5], "out": "q"})", R"("q")", R"(, "aliases": {"q": "p"})"));
   CHECK(buffer(in_place, "q").alias_input == 0);
 }
 
-TEST_CASE("a reduction's result read on other rows is not fused with its reduction",
-          "[segment]") {
+TEST_CASE("a reduction's result read on other rows is not fused with its reduction", "[segment]") {
   const std::string sym = R"("N": {"hint": 64})";
   const std::string x = R"({"name": "x", "dtype": "f32", "shape": ["N", "N"]})";
   // r holds row sums; x + r broadcasts r along rows (r[j] at (i, j)): a column of the domain,
@@ -172,10 +170,11 @@ TEST_CASE("a reduction's result read on other rows is not fused with its reducti
                                    R"("y")"));
   CHECK(across.s.segments.size() == 2);
   // The same with keepdim reads the row's own result: one kernel.
-  Segmented own = segment(graph("own", sym, x,
-                                R"({"op": "sum", "args": ["x"], "dims": [1], "keepdim": true, "out": "r"},
+  Segmented own =
+      segment(graph("own", sym, x,
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "keepdim": true, "out": "r"},
                                    {"op": "add", "args": ["x", "r"], "out": "y"})",
-                                R"("y")"));
+                    R"("y")"));
   CHECK(own.s.segments.size() == 1);
   // A permuted result stored as one element per row would be in another order: two kernels.
   Segmented permuted = segment(graph("permuted", R"("A": {"hint": 4}, "B": {"hint": 6})",
