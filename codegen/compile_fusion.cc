@@ -23,9 +23,9 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
     }
     case SchedulerKind::Reduction:
     case SchedulerKind::Normalization: {
-      ReductionParams params =
-          reduction_heuristics(f, analyze_reductions(f, s), s.scheduler, hints);
-      return lower::lower_reduction(f, s, s.scheduler, params, name, hints);
+      ReductionAnalysis analysis = analyze_reductions(f, s);
+      ReductionParams params = reduction_heuristics(analysis, s.scheduler, hints);
+      return lower::lower_reduction(f, s, analysis, s.scheduler, params, name);
     }
     default: break;
   }

@@ -70,15 +70,6 @@ bool ElementEmitter::uses_lane(const Expr& e) const {
   return false;
 }
 
-void ElementEmitter::clear_overrides_of_kind(ENode::Kind kind) {
-  for (auto it = overrides_.begin(); it != overrides_.end();) {
-    if (graph_.node(it->first).kind == kind)
-      it = overrides_.erase(it);
-    else
-      ++it;
-  }
-}
-
 bool ElementEmitter::depends_on_lane(int id) {
   if (!hoist_to_) return false;
   if (auto it = lane_dependent_.find(id); it != lane_dependent_.end()) return it->second;

@@ -49,7 +49,6 @@ class ElementEmitter {
 
   // Values to use for nodes instead of computing them (reduction results, cached loads).
   void set_override(int node, kir::ValuePtr value) { overrides_[node] = std::move(value); }
-  void clear_overrides_of_kind(ENode::Kind kind);
 
   // Emits `node` (and what it needs) into `block` (the block of the innermost scope, or a
   // branch being built); returns the value to use.

@@ -113,6 +113,20 @@ int ElementGraph::promote(int node, DType computation) {
   return add(std::move(n));
 }
 
+std::set<int> ElementGraph::unconditional_nodes(const std::vector<int>& roots) const {
+  std::set<int> seen;
+  std::vector<int> stack = roots;
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const ENode& n = nodes_[id];
+    if (n.kind == ENode::Kind::Cond) continue;
+    for (int a : n.args) stack.push_back(a);
+  }
+  return seen;
+}
+
 void ElementGraph::set_reduced(ValueId v, int reduction, int output, std::vector<Expr> row_coords) {
   reduced_[v] = ReducedValue{reduction, output, std::move(row_coords)};
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,10 @@ class ElementGraph {
 
   const ENode& node(int id) const { return nodes_[id]; }
   const std::vector<ENode>& nodes() const { return nodes_; }
+
+  // The nodes computing `roots` reaches without entering a branch of a condition (pad, cat):
+  // those every element computes, whose loads may be hoisted, vectorized or cached.
+  std::set<int> unconditional_nodes(const std::vector<int>& roots) const;
 
   // Element offset of `coords` in a value read from memory (its strides, or contiguous).
   Expr memory_offset(ValueId v, const std::vector<Expr>& coords) const;

@@ -95,6 +95,24 @@ void add_tensor_params(const Fusion& f, const Segment& s,
   for (ValueId v : s.outputs) add(v, true);
 }
 
+void add_scratch_param(const std::string& name, kir::Type element, const Expr& bytes,
+                       bool zero_init, kir::Kernel& k, KernelSummary& ks) {
+  ks.allocations.push_back({bytes, zero_init});
+  kir::Param p;
+  p.name = name;
+  p.kind = kir::Param::Kind::Pointer;
+  p.workspace = true;
+  p.element = element;
+  p.is_const = false;
+  p.restrict = false;  // other blocks write it too
+  k.params.push_back(p);
+  KernelArg arg;
+  arg.name = name;
+  arg.role = KernelArg::Role::Workspace;
+  arg.allocation = static_cast<int>(ks.allocations.size() - 1);
+  ks.args.push_back(arg);
+}
+
 void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks) {
   std::set<std::string> used = kir::symbols_used(k.body);
   bool index64 = k.index_type == kir::Type::Int64;

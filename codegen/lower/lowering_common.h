@@ -42,6 +42,11 @@ void add_tensor_params(const Fusion& f, const Segment& s,
                        const std::map<ValueId, std::string>& param_name, kir::Kernel& k,
                        KernelSummary& ks);
 
+// Appends a parameter pointing to per-launch scratch memory of `bytes` (zero-filled before the
+// launch when `zero_init`), holding elements of `element`, and its allocation.
+void add_scratch_param(const std::string& name, kir::Type element, const Expr& bytes,
+                       bool zero_init, kir::Kernel& k, KernelSummary& ks);
+
 // Appends one scalar parameter per symbol the kernel body uses (call last).
 void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks);
 

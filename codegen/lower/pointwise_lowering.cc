@@ -128,21 +128,11 @@ class PointwiseLowering {
     return c;
   }
 
-  // The nodes every element computes: those reached from the outputs without entering a
-  // branch of a condition.
+  // The nodes every element computes (see ElementGraph::unconditional_nodes).
   std::set<int> unconditional_nodes() const {
-    std::set<int> seen;
-    std::vector<int> stack;
-    for (const auto& [o, node] : outputs_) stack.push_back(node);
-    while (!stack.empty()) {
-      int id = stack.back();
-      stack.pop_back();
-      if (!seen.insert(id).second) continue;
-      const ENode& n = graph_.node(id);
-      if (n.kind == ENode::Kind::Cond) continue;
-      for (int a : n.args) stack.push_back(a);
-    }
-    return seen;
+    std::vector<int> roots;
+    for (const auto& [o, node] : outputs_) roots.push_back(node);
+    return graph_.unconditional_nodes(roots);
   }
 
   int count_vectorizable(const std::vector<Expr>& lane_coords, const Expr& lane) const {

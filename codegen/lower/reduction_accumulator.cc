@@ -23,8 +23,8 @@ size_t kernel_type_size(kir::Type t) {
   FUSERC_UNREACHABLE("bad kernel type");
 }
 
-Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int index,
-                             int input_node, NameTable& names) {
+Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int index, int input_node,
+                             NameTable& names) {
   const Op& op = f.ops[info.op];
   Accumulator acc;
   acc.reduction = index;
@@ -46,8 +46,7 @@ Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int ind
     case OpKind::Min:
     case OpKind::Amin:
       acc.acc = canonical_dtype(in);
-      acc.functor =
-          (op.kind == OpKind::Max || op.kind == OpKind::Amax) ? "fz_max_op" : "fz_min_op";
+      acc.functor = (op.kind == OpKind::Max || op.kind == OpKind::Amax) ? "fz_max_op" : "fz_min_op";
       break;
     case OpKind::Var:
     case OpKind::VarMean:
@@ -57,9 +56,8 @@ Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int ind
       break;
     default: FUSERC_UNREACHABLE(std::string("not a reduction: ") + op_name(op.kind));
   }
-  acc.type = acc.welford
-                 ? (acc.acc == DType::F64 ? kir::Type::WelfordF64 : kir::Type::WelfordF32)
-                 : kir::compute_type_of(acc.acc);
+  acc.type = acc.welford ? (acc.acc == DType::F64 ? kir::Type::WelfordF64 : kir::Type::WelfordF32)
+                         : kir::compute_type_of(acc.acc);
   acc.bytes = kernel_type_size(acc.type);
   std::string base = f.value(info.outputs[0]).name;
   acc.name = names.fresh("acc_" + base);
@@ -70,9 +68,9 @@ Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int ind
 
 kir::ValuePtr accumulator_identity(const Accumulator& acc) {
   if (acc.welford)
-    return kir::call(std::string("fz_welford_init<") +
-                         (acc.acc == DType::F64 ? "double" : "float") + ">",
-                     acc.type, {});
+    return kir::call(
+        std::string("fz_welford_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">",
+        acc.type, {});
   const double inf = std::numeric_limits<double>::infinity();
   bool is_max = acc.op == OpKind::Max || acc.op == OpKind::Amax;
   bool is_min = acc.op == OpKind::Min || acc.op == OpKind::Amin;

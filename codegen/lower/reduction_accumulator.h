@@ -15,24 +15,24 @@
 namespace fuserc::lower {
 
 struct Accumulator {
-  int reduction = 0;          // index into ReductionAnalysis::reductions
+  int reduction = 0;  // index into ReductionAnalysis::reductions
   OpKind op = OpKind::Sum;
-  DType acc = DType::F32;     // the dtype it accumulates in (f32, f64, i32, i64 or bool)
-  DType out = DType::F32;     // the dtype of the reduction's (first) result
-  int outputs = 1;            // var_mean has two
+  DType acc = DType::F32;  // the dtype it accumulates in (f32, f64, i32, i64 or bool)
+  DType out = DType::F32;  // the dtype of the reduction's (first) result
+  int outputs = 1;         // var_mean has two
   bool welford = false;
   kir::Type type = kir::Type::Float;
-  std::string functor;        // fz_sum_op, fz_prod_op, fz_max_op, fz_min_op, fz_welford_op
-  std::string name;           // the local
-  std::string smem;           // its shared array, for the combine across threads
-  std::string partials;       // its partials parameter, in a grid reduction
-  int input_node = -1;        // the element-graph node it folds in
-  int64_t correction = 1;     // var, var_mean
-  size_t bytes = 4;           // sizeof the C type (a grid reduction's partials)
+  std::string functor;     // fz_sum_op, fz_prod_op, fz_max_op, fz_min_op, fz_welford_op
+  std::string name;        // the local
+  std::string smem;        // its shared array, for the combine across threads
+  std::string partials;    // its partials parameter, in a grid reduction
+  int input_node = -1;     // the element-graph node it folds in
+  int64_t correction = 1;  // var, var_mean
+  size_t bytes = 4;        // sizeof the C type (a grid reduction's partials)
 };
 
-Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int index,
-                             int input_node, NameTable& names);
+Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int index, int input_node,
+                             NameTable& names);
 
 // The value an empty accumulator starts from.
 kir::ValuePtr accumulator_identity(const Accumulator& acc);

@@ -16,15 +16,9 @@ namespace {
 
 class ReductionLowering {
  public:
-  ReductionLowering(const Fusion& f, const Segment& s, SchedulerKind kind, const ReductionParams& p,
-                    const HeuristicHints& hints)
-      : f_(f),
-        seg_(s),
-        kind_(kind),
-        p_(p),
-        hints_(hints),
-        a_(analyze_reductions(f, s)),
-        graph_(f, s.inputs) {
+  ReductionLowering(const Fusion& f, const Segment& s, const ReductionAnalysis& a,
+                    SchedulerKind kind, const ReductionParams& p)
+      : f_(f), seg_(s), kind_(kind), p_(p), a_(a), graph_(f, s.inputs) {
     FUSERC_CHECK(a_.ok(), "lowering a reduction group the analysis rejects: " + a_.error);
     // (An axis of extent 1 has coordinate 0: broadcasting reads it so too.)
     for (size_t d = 0; d < a_.domain.size(); ++d)
@@ -110,12 +104,11 @@ class ReductionLowering {
   const Segment& seg_;
   SchedulerKind kind_;
   ReductionParams p_;  // of the variant being built
-  const HeuristicHints& hints_;
 
   static int64_t capacity(const ReductionParams& p) {
     return int64_t{p.threads_per_row} * std::max(p.elements_per_thread, 1);
   }
-  ReductionAnalysis a_;
+  const ReductionAnalysis& a_;
   ElementGraph graph_;
   std::vector<Expr> coords_;
   std::vector<int> input_nodes_;
@@ -167,19 +160,12 @@ class ReductionLowering {
     return m;
   }
 
+  // The nodes every element of a row computes: the reductions' inputs and the results
+  // broadcast back (see ElementGraph::unconditional_nodes).
   std::set<int> unconditional_nodes() const {
-    std::set<int> seen;
-    std::vector<int> stack(input_nodes_.begin(), input_nodes_.end());
-    for (const auto& [o, n] : full_) stack.push_back(n);
-    while (!stack.empty()) {
-      int id = stack.back();
-      stack.pop_back();
-      if (!seen.insert(id).second) continue;
-      const ENode& n = graph_.node(id);
-      if (n.kind == ENode::Kind::Cond) continue;
-      for (int a : n.args) stack.push_back(a);
-    }
-    return seen;
+    std::vector<int> roots(input_nodes_.begin(), input_nodes_.end());
+    for (const auto& [o, n] : full_) roots.push_back(n);
+    return graph_.unconditional_nodes(roots);
   }
 
   // One pass over the row's elements: `body` gets the element block, the emitter and the
@@ -239,9 +225,7 @@ class ReductionLowering {
 
   std::map<int, kir::ValuePtr> reduced_values_;  // Reduced node -> the finalized local
 
-  void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals,
-                          kir::Type index_type) {
-    (void)index_type;
+  void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals) {
     for (size_t id = 0; id < graph_.nodes().size(); ++id) {
       const ENode& n = graph_.node(id);
       if (n.kind == ENode::Kind::Reduced && n.reduction == acc.reduction)
@@ -409,7 +393,7 @@ class ReductionLowering {
           rb_body.push_back(kir::let(results[i]->type, local, results[i]));
           locals.push_back(local);
         }
-        set_reduced_values(*acc, locals, c.index_type);
+        set_reduced_values(*acc, locals);
       }
     }
 
@@ -479,36 +463,10 @@ class ReductionLowering {
       // Partials (one per row and block of the row) and the semaphores.
       Expr row_groups = ceildiv(rows, Expr(rpb));
       Expr slots = (p_.inner ? row_groups * rpb : rows) * blocks_per_row;
-      for (const auto& acc : c.accs) {
-        ks.allocations.push_back({slots * static_cast<int64_t>(acc.bytes), false});
-        kir::Param p;
-        p.name = acc.partials;
-        p.kind = kir::Param::Kind::Pointer;
-        p.workspace = true;
-        p.element = acc.type;
-        p.is_const = false;
-        p.restrict = false;
-        k.params.push_back(p);
-        KernelArg arg;
-        arg.name = acc.partials;
-        arg.role = KernelArg::Role::Workspace;
-        arg.allocation = static_cast<int>(ks.allocations.size() - 1);
-        ks.args.push_back(arg);
-      }
-      ks.allocations.push_back({row_groups * 4, true});
-      kir::Param p;
-      p.name = c.counters;
-      p.kind = kir::Param::Kind::Pointer;
-      p.workspace = true;
-      p.element = kir::Type::UInt32;
-      p.is_const = false;
-      p.restrict = false;
-      k.params.push_back(p);
-      KernelArg arg;
-      arg.name = c.counters;
-      arg.role = KernelArg::Role::Workspace;
-      arg.allocation = static_cast<int>(ks.allocations.size() - 1);
-      ks.args.push_back(arg);
+      for (const auto& acc : c.accs)
+        add_scratch_param(acc.partials, acc.type, slots * static_cast<int64_t>(acc.bytes), false, k,
+                          ks);
+      add_scratch_param(c.counters, kir::Type::UInt32, row_groups * 4, true, k, ks);
       ks.grid_reduction = true;
     }
     kir::remove_unused_locals(k.body);
@@ -558,7 +516,6 @@ class ReductionLowering {
     if (!fits.is_const(1))
       ks.guards.push_back(
           {KernelGuard::Kind::LaunchLimit, fits, "kernel " + name + " needs too many blocks"});
-    (void)hints_;
     return lk;
   }
 };
@@ -566,10 +523,10 @@ class ReductionLowering {
 }  // namespace
 
 std::vector<LoweredKernel> lower_reduction(const Fusion& f, const Segment& segment,
-                                           SchedulerKind kind, const ReductionParams& params,
-                                           const std::string& kernel_name,
-                                           const HeuristicHints& hints) {
-  ReductionLowering lowering(f, segment, kind, params, hints);
+                                           const ReductionAnalysis& analysis, SchedulerKind kind,
+                                           const ReductionParams& params,
+                                           const std::string& kernel_name) {
+  ReductionLowering lowering(f, segment, analysis, kind, params);
   return lowering.run(kernel_name);
 }
 

@@ -15,9 +15,10 @@
 
 namespace fuserc::lower {
 
+// `analysis` is analyze_reductions(f, segment), which the scheduler accepted.
 std::vector<LoweredKernel> lower_reduction(const Fusion& f, const Segment& segment,
-                                           SchedulerKind kind, const ReductionParams& params,
-                                           const std::string& kernel_name,
-                                           const HeuristicHints& hints);
+                                           const ReductionAnalysis& analysis, SchedulerKind kind,
+                                           const ReductionParams& params,
+                                           const std::string& kernel_name);
 
 }  // namespace fuserc::lower

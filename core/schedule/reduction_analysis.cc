@@ -47,8 +47,7 @@ bool is_one(const Expr& e) {
   return e.is_const(1);
 }
 
-Alignment reduction_alignment(const Fusion& f, const ReductionAnalysis& a, const Value& out) {
-  (void)f;
+Alignment reduction_alignment(const ReductionAnalysis& a, const Value& out) {
   Alignment al;
   if (out.shape.size() == a.domain.size()) {  // keepdim (or nothing reduced away)
     for (size_t d = 0; d < a.domain.size(); ++d) {
@@ -206,7 +205,7 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
         return a;
       }
       dep.insert(it->second);
-      for (ValueId o : op.outs) align[o] = reduction_alignment(f, a, f.value(o));
+      for (ValueId o : op.outs) align[o] = reduction_alignment(a, f.value(o));
     } else {
       if (!is_pointwise_op(op)) {
         a.error = who(f, op) + " is neither a reduction nor elementwise";

@@ -42,9 +42,8 @@ std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment
   return alias_reason(f, group);
 }
 
-ReductionParams reduction_heuristics(const Fusion& f, const ReductionAnalysis& a,
-                                     SchedulerKind kind, const HeuristicHints& hints) {
-  (void)f;
+ReductionParams reduction_heuristics(const ReductionAnalysis& a, SchedulerKind kind,
+                                     const HeuristicHints& hints) {
   ReductionParams p;
   p.inner = a.inner;
   int64_t rows = std::max<int64_t>(1, hints.value_of(a.rows));

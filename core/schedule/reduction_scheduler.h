@@ -40,7 +40,7 @@ class NormalizationScheduler : public Scheduler {
 };
 
 // The parameters for a group either scheduler accepted.
-ReductionParams reduction_heuristics(const Fusion& f, const ReductionAnalysis& a,
-                                     SchedulerKind kind, const HeuristicHints& hints);
+ReductionParams reduction_heuristics(const ReductionAnalysis& a, SchedulerKind kind,
+                                     const HeuristicHints& hints);
 
 }  // namespace fuserc

@@ -153,13 +153,14 @@ constexpr size_t kMaxSiblingOutputs = 8;
 void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers,
                     const HeuristicHints& hints) {
   const Fusion& f = g.f;
+  // Each group's boundary and scheduler kind, kept up to date as groups merge.
+  std::map<int, Segment> segs;
+  std::map<int, SchedulerKind> kinds;
+  for (const auto& [id, ops] : g.groups) {
+    segs[id] = g.as_segment(ops);
+    kinds[id] = first_accepting(f, segs[id], schedulers, nullptr)->kind();
+  }
   while (true) {
-    std::map<int, Segment> segs;
-    std::map<int, SchedulerKind> kinds;
-    for (const auto& [id, ops] : g.groups) {
-      segs[id] = g.as_segment(ops);
-      kinds[id] = first_accepting(f, segs[id], schedulers, nullptr)->kind();
-    }
     int best_a = -1, best_b = -1;
     int64_t best_saving = 0;
     for (auto a = g.groups.begin(); a != g.groups.end(); ++a) {
@@ -183,6 +184,9 @@ void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers
     }
     if (best_a < 0) return;
     g.merge(best_b, best_a);
+    segs.erase(best_b);
+    kinds.erase(best_b);
+    segs[best_a] = g.as_segment(g.groups.at(best_a));  // the kind stays the same
   }
 }
 

@@ -33,6 +33,7 @@
 #include "core/frontend/graph_parser.h"
 #include "core/ir/fusion.h"
 #include "core/ir/op_table.h"
+#include "tensor_compare.h"
 
 namespace fs = std::filesystem;
 using fuserc::DType;
@@ -45,23 +46,6 @@ struct Case {
   std::string name;  // "<graph>.<k>"
   fs::path graph, inputs, expected;
 };
-
-// The oracle's tolerances on the relative L2 error, by output dtype.
-double tolerance(DType t) {
-  switch (t) {
-    case DType::F64: return 1e-9;
-    case DType::F32: return 2e-5;
-    case DType::F16: return 2e-3;
-    case DType::BF16: return 1.6e-2;
-    default: return 0;
-  }
-}
-
-std::string format(const char* fmt, double a, double b = 0) {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, fmt, a, b);
-  return buf;
-}
 
 // Every `<name>.<k>.in.safetensors` in `dir`, sorted, with its graph and expected outputs.
 std::vector<Case> find_cases(const fs::path& dir) {
@@ -156,33 +140,7 @@ std::string compare_output(const HostTensor& got, const HostTensor& want, bool r
     }
     return "";
   }
-  if (!fuserc::is_float(got.dtype())) {
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; ++i) bad += got.load_i64(i) != want.load_i64(i);
-    if (bad == 0) return "";
-    return std::to_string(bad) + " of " + std::to_string(n) + " elements differ";
-  }
-  bool nan_ok = true, inf_ok = true;
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double x = got.load_f64(i), r = want.load_f64(i);
-    if (std::isnan(x) != std::isnan(r)) nan_ok = false;
-    if (std::isfinite(x) && std::isfinite(r)) {
-      num += (x - r) * (x - r);
-      den += r * r;
-    } else if (!std::isnan(r) && x != r) {
-      inf_ok = false;
-    }
-  }
-  num = std::sqrt(num);
-  den = std::sqrt(den);
-  double rel = den > 0 ? num / den : num;
-  double tol = tolerance(got.dtype());
-  if (nan_ok && inf_ok && rel <= tol) return "";
-  std::string msg;
-  if (!nan_ok) msg += "NaN positions differ; ";
-  if (!inf_ok) msg += "infinities differ; ";
-  return msg + format("relative error %.2e (tolerance %g)", rel, tol);
+  return fuserc::testing::compare_tensors(got, want);
 }
 
 // Runs one case; returns the problems found (empty when it passes).
