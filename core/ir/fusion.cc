@@ -152,6 +152,12 @@ bool Fusion::is_output(ValueId id) const {
   return false;
 }
 
+ValueId Fusion::updated_value(ValueId id) const {
+  for (const auto& [out, in] : aliases)
+    if (in == id) return out;
+  return id;
+}
+
 std::string shape_to_string(const std::vector<Expr>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -122,6 +122,9 @@ class Fusion {
   // Indices of the ops that read a value, in order.
   std::vector<int> consumers(ValueId id) const;
   bool is_output(ValueId id) const;
+  // The value an output stands for: an input written in place that is listed in `outputs`
+  // stands for its updated value (the output written into it); any other value for itself.
+  ValueId updated_value(ValueId id) const;
 
   // A readable listing of the graph, one op per line (used by --dump-after and tests).
   std::string to_text() const;
