@@ -233,11 +233,12 @@ class PointwiseLowering {
   // Stores of every output at the path's coordinates (scalar path).
   void emit_element(ElementEmitter& em, kir::Block& b, const std::map<std::string, Expr>& m,
                     const std::function<std::string(ValueId)>& param_of) {
-    for (const auto& [o, node] : outputs_) {
-      kir::ValuePtr v = em.emit(node, b);
-      b.push_back(
-          kir::store(param_of(o), subst(linearize(coords_, domain_), m), f_.value(o).dtype, v));
-    }
+    // Every value before any store: an output may be written in place into an input.
+    std::vector<kir::ValuePtr> values;
+    for (const auto& [o, node] : outputs_) values.push_back(em.emit(node, b));
+    for (size_t i = 0; i < outputs_.size(); ++i)
+      b.push_back(kir::store(param_of(outputs_[i].first), subst(linearize(coords_, domain_), m),
+                             f_.value(outputs_[i].first).dtype, values[i]));
   }
 
   // The vector path at lane coordinates `m` (which use `lane`), or nothing when it cannot

@@ -402,11 +402,13 @@ class ReductionLowering {
       kir::Block pass = row_pass(c, row, false, false, [&](ElementEmitter& em, kir::Block& b) {
         Expr kk = Expr::index(c.k, a_.row_length);
         auto m = coord_map(row, kk);
-        for (const auto& [o, node] : full_) {
-          kir::ValuePtr v = em.emit(node, b);
-          b.push_back(kir::store(c.param_of(o), subst(linearize(coords_, a_.domain), m),
-                                 f_.value(o).dtype, v));
-        }
+        // Every value before any store: an output may be written in place into an input.
+        std::vector<kir::ValuePtr> values;
+        for (const auto& [o, node] : full_) values.push_back(em.emit(node, b));
+        for (size_t i = 0; i < full_.size(); ++i)
+          b.push_back(kir::store(c.param_of(full_[i].first),
+                                 subst(linearize(coords_, a_.domain), m),
+                                 f_.value(full_[i].first).dtype, values[i]));
       });
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
     }
@@ -420,10 +422,11 @@ class ReductionLowering {
       for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
       kir::Block b;
       em.begin_scope(b);
-      for (const auto& [o, node] : reduced_) {
-        kir::ValuePtr v = em.emit(node, b);
-        b.push_back(kir::store(c.param_of(o), row, f_.value(o).dtype, v));
-      }
+      std::vector<kir::ValuePtr> values;  // every value before any store, as above
+      for (const auto& [o, node] : reduced_) values.push_back(em.emit(node, b));
+      for (size_t i = 0; i < reduced_.size(); ++i)
+        b.push_back(kir::store(c.param_of(reduced_[i].first), row,
+                               f_.value(reduced_[i].first).dtype, values[i]));
       em.end_scope();
       Expr lead = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(tpr));
       rb_body.push_back(

@@ -25,10 +25,26 @@ std::vector<std::set<int>> producers_of(const Fusion& f) {
   return p;
 }
 
+// Write-after-read edges: an output written in place into an input overwrites it, so every op
+// that reads the input runs no later than the op that computes the output (in an earlier
+// kernel, or in the same kernel under the in-place rules of core/schedule/in_place.h). For each
+// op, the ops that must not run after it.
+std::vector<std::set<int>> overwrite_edges(const Fusion& f) {
+  std::vector<std::set<int>> e(f.ops.size());
+  for (const auto& [out, in] : f.aliases) {
+    int writer = f.value(out).def_op;
+    if (writer < 0) continue;
+    for (int reader : f.consumers(in))
+      if (reader != writer) e[writer].insert(reader);
+  }
+  return e;
+}
+
 struct Grouping {
   const Fusion& f;
   const std::vector<std::set<int>>& producers;
-  std::vector<int> group_of;  // op -> group id
+  const std::vector<std::set<int>>& readers_before;  // overwrite_edges
+  std::vector<int> group_of;                         // op -> group id
   std::map<int, std::vector<int>> groups;
 
   Segment as_segment(const std::vector<int>& ops) const {
@@ -38,29 +54,25 @@ struct Grouping {
     return s;
   }
 
-  // Group-level successors.
+  // Group-level successors: the groups that read a result of `g`, and the groups that
+  // overwrite (in place) an input `g` reads.
   std::set<int> successors(int g) const {
     std::set<int> out;
     for (const auto& [id, ops] : groups)
-      for (int k : ops)
+      for (int k : ops) {
         for (int p : producers[k])
           if (group_of[p] == g && id != g) out.insert(id);
+        for (int p : readers_before[k])
+          if (group_of[p] == g && id != g) out.insert(id);
+      }
     return out;
   }
 
-  // Whether `to` is reachable from `from` (directly or through other groups).
-  bool reaches(int from, int to) const {
-    std::vector<int> stack = {from};
-    std::set<int> seen;
-    while (!stack.empty()) {
-      int g = stack.back();
-      stack.pop_back();
-      if (!seen.insert(g).second) continue;
-      for (int s : successors(g)) {
-        if (s == to) return true;
-        stack.push_back(s);
-      }
-    }
+  // Whether group `b` reads a result of group `a`.
+  bool reads_result(int a, int b) const {
+    for (int k : groups.at(b))
+      for (int p : producers[k])
+        if (group_of[p] == a) return true;
     return false;
   }
 
@@ -172,7 +184,12 @@ void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers
               std::count(segs[b->first].inputs.begin(), segs[b->first].inputs.end(), v))
             saving += bytes_at_hints(f, v, hints);
         if (saving <= best_saving) continue;
-        if (g.reaches(a->first, b->first) || g.reaches(b->first, a->first)) continue;
+        // Independent: neither reads the other's results, and no path joins them through
+        // another group (one overwriting what the other reads is fine in one kernel: the
+        // scheduler checks the in-place rules).
+        if (g.reads_result(a->first, b->first) || g.reads_result(b->first, a->first) ||
+            g.indirect_path(a->first, b->first) || g.indirect_path(b->first, a->first))
+          continue;
         std::vector<int> merged = a->second;
         merged.insert(merged.end(), b->second.begin(), b->second.end());
         Segment ms = g.as_segment(merged);
@@ -188,6 +205,29 @@ void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers
     kinds.erase(best_b);
     segs[best_a] = g.as_segment(g.groups.at(best_a));  // the kind stays the same
   }
+}
+
+// No kernel can run next: a kernel reads an input written in place by another kernel whose
+// results it also needs (only write-after-read edges can close a cycle; results always flow
+// forward).
+[[noreturn]] void refuse_overwrite_cycle(const Grouping& g, const std::set<int>& done) {
+  const Fusion& f = g.f;
+  for (const auto& [out, in] : f.aliases) {
+    int writer = f.value(out).def_op;
+    if (writer < 0 || done.count(g.group_of[writer])) continue;
+    for (int reader : g.readers_before[writer]) {
+      if (g.group_of[reader] == g.group_of[writer] || done.count(g.group_of[reader])) continue;
+      const Op& op = f.ops[reader];
+      throw UserError(SourcePlace{f.source_file},
+                      "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
+                          "' (out '" + f.value(op.outs[0]).name +
+                          "'): not supported yet: it reads '" + f.value(in).name +
+                          "', which output '" + f.value(out).name +
+                          "' overwrites in place, but needs results of the kernel that writes '" +
+                          f.value(out).name + "', and no single kernel can compute both");
+    }
+  }
+  FUSERC_UNREACHABLE("segments depend on each other in a cycle");
 }
 
 }  // namespace
@@ -210,7 +250,8 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
 
   // A region a scheduler takes whole is one group; the others start as single ops and are
   // merged bottom-up (merges follow fusible edges only, so they stay inside a region).
-  Grouping g{f, producers, std::vector<int>(f.ops.size(), -1), {}};
+  auto readers_before = overwrite_edges(f);
+  Grouping g{f, producers, readers_before, std::vector<int>(f.ops.size(), -1), {}};
   for (const auto& [root, ops] : regions) {
     Segment whole = g.as_segment(ops);
     if (first_accepting(f, whole, schedulers, nullptr)) {
@@ -243,9 +284,12 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
     for (const auto& [id, ops] : g.groups) {
       if (done.count(id)) continue;
       bool ready = true;
-      for (int k : ops)
+      for (int k : ops) {
         for (int p : producers[k])
           if (g.group_of[p] != id && !done.count(g.group_of[p])) ready = false;
+        for (int p : readers_before[k])
+          if (g.group_of[p] != id && !done.count(g.group_of[p])) ready = false;
+      }
       if (!ready) continue;
       Segment s = g.as_segment(ops);
       s.scheduler = first_accepting(f, s, schedulers, nullptr)->kind();
@@ -253,7 +297,7 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
       done.insert(id);
       break;
     }
-    FUSERC_CHECK(done.size() > before, "segments depend on each other in a cycle");
+    if (done.size() == before) refuse_overwrite_cycle(g, done);
   }
   return out;
 }
