@@ -31,8 +31,8 @@ bool reads_any(const Op& op, const Set& values) {
 }
 
 // The element rule: what the group computes from `in` is read only at the element being
-// written, through elementwise ops at the input's shape; with `reductions_ok`, reductions may
-// read it too (they finish before any element is written).
+// written, through elementwise ops (or segment_set) at the input's shape; with
+// `reductions_ok`, reductions may read it too (they finish before any element is written).
 std::string element_rule(const Fusion& f, const Segment& g, ValueId out, ValueId in,
                          bool reductions_ok) {
   std::set<ValueId> from = {in};
@@ -40,7 +40,8 @@ std::string element_rule(const Fusion& f, const Segment& g, ValueId out, ValueId
     const Op& op = f.ops[k];
     if (!reads_any(op, from)) continue;
     if (reductions_ok && op.info().group == OpGroup::Reduction) continue;
-    if (!op.info().is_elementwise() || f.value(op.outs[0]).shape != f.value(in).shape)
+    bool same_element = op.info().is_elementwise() || op.kind == OpKind::SegmentSet;
+    if (!same_element || f.value(op.outs[0]).shape != f.value(in).shape)
       return written(f, out, in) + ", which " + who(f, op) + " reads at other positions";
     for (ValueId o : op.outs) from.insert(o);
   }

@@ -218,13 +218,14 @@ void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers
     for (int reader : g.readers_before[writer]) {
       if (g.group_of[reader] == g.group_of[writer] || done.count(g.group_of[reader])) continue;
       const Op& op = f.ops[reader];
-      throw UserError(SourcePlace{f.source_file},
-                      "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
-                          "' (out '" + f.value(op.outs[0]).name +
-                          "'): not supported yet: it reads '" + f.value(in).name +
-                          "', which output '" + f.value(out).name +
-                          "' overwrites in place, but needs results of the kernel that writes '" +
-                          f.value(out).name + "', and no single kernel can compute both");
+      throw OverwriteCycle(
+          SourcePlace{f.source_file},
+          "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) + "' (out '" +
+              f.value(op.outs[0]).name + "'): not supported yet: it reads '" + f.value(in).name +
+              "', which output '" + f.value(out).name +
+              "' overwrites in place, but needs results of the kernel that writes '" +
+              f.value(out).name + "', and no single kernel can compute both",
+          reader, in);
     }
   }
   FUSERC_UNREACHABLE("segments depend on each other in a cycle");
