@@ -42,9 +42,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_i64(
       }
     }
     if (active && ((long long)threadIdx.x == 0)) {
-      mean[row] = mean_v;
       const float ve_v = (var + eps);
       const float rstd_v2 = rsqrtf(ve_v);
+      mean[row] = mean_v;
       rstd[row] = rstd_v2;
     }
   }

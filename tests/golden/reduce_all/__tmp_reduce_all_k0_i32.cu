@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i32(
     const int row = row_base;
     const bool active = true;
     float acc_s = 0.0f;
-    float acc_m = __int_as_float(0xff800000);
+    float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
       for (int k = (int)blockIdx.y * 1024 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 1024) {

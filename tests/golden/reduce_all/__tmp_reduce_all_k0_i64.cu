@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
     const long long row = row_base;
     const bool active = true;
     float acc_s = 0.0f;
-    float acc_m = __int_as_float(0xff800000);
+    float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
       for (long long k = (long long)blockIdx.y * 1024 + (long long)threadIdx.x; k < M * N; k += (long long)gridDim.y * 1024) {
