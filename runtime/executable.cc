@@ -1,7 +1,7 @@
 #include "runtime/executable.h"
 
 #include "core/base/diagnostics.h"
-#include "runtime/program_evaluator.h"
+#include "package/program_evaluator.h"
 
 namespace fuserc {
 

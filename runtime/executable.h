@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/base/input_binding.h"
-#include "serde/package_reader.h"
+#include "package/package_reader.h"
 
 namespace fuserc {
 

@@ -7,7 +7,7 @@
 #include "core/base/file_io.h"
 #include "fuserc/version.h"
 #include "serde/expr_program.h"
-#include "serde/package_layout.h"
+#include "package/package_layout.h"
 
 namespace fuserc {
 namespace {

@@ -16,7 +16,7 @@
 #include "core/eval/random_inputs.h"
 #include "runtime/emulator_device.h"
 #include "runtime/run_package.h"
-#include "serde/package_reader.h"
+#include "package/package_reader.h"
 #include "serde/package_writer.h"
 #include "tensor_compare.h"
 #include "test_util.h"

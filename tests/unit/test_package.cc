@@ -13,10 +13,10 @@
 #include "core/eval/random_inputs.h"
 #include "runtime/executable.h"
 #include "runtime/package_report.h"
-#include "runtime/program_evaluator.h"
+#include "package/program_evaluator.h"
 #include "serde/compiled_view.h"
-#include "serde/package_layout.h"
-#include "serde/package_reader.h"
+#include "package/package_layout.h"
+#include "package/package_reader.h"
 #include "serde/package_writer.h"
 #include "test_util.h"
 
