@@ -38,6 +38,13 @@ class Executable {
   std::shared_ptr<const Binding> bind(const std::vector<int64_t>& symbols);
   // Binds from input tensors (read from `file`): dtypes, ranks and extents are checked.
   std::shared_ptr<const Binding> bind_inputs(const TensorMap& inputs, const std::string& file);
+  // Binds from the inputs' shapes (in graph order; a scalar's is empty); `who` names the
+  // caller in messages.
+  std::shared_ptr<const Binding> bind_shapes(const std::vector<std::vector<int64_t>>& shapes,
+                                             const std::string& who);
+  // The symbol values (package order) that input shapes give.
+  std::vector<int64_t> symbols_of_shapes(const std::vector<std::vector<int64_t>>& shapes,
+                                         const std::string& who) const;
 
   // The graph's inputs and symbols in the form bind_inputs checks.
   const std::vector<InputSpec>& input_specs() const { return input_specs_; }
@@ -54,6 +61,7 @@ class Executable {
   std::list<std::shared_ptr<const Binding>> cache_;  // most recently used first
 
   std::shared_ptr<const Binding> evaluate(const std::vector<int64_t>& symbols) const;
+  std::vector<int64_t> symbols_of(const SymbolValues& values) const;
 };
 
 }  // namespace fuserc
