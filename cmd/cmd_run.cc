@@ -3,6 +3,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/safetensors.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_error.h"
 #include "runtime/emulator_device.h"
 #include "runtime/executable.h"
 #include "runtime/run_package.h"
@@ -46,7 +47,13 @@ void add_run_command(CLI::App& app) {
       bo.verbose = o->verbose;
       device = std::make_unique<EmulatorDevice>(bo);
     } else {
-      device = std::make_unique<cuda::CudaDevice>(o->device);
+      try {
+        device = std::make_unique<cuda::CudaDevice>(o->device);
+      } catch (const cuda::CudaError& e) {
+        if (e.kind() != cuda::Failure::NoDriver) throw;
+        throw UserError(std::string(e.what()) +
+                        " (--emulate runs the package's kernels on the CPU instead)");
+      }
     }
     auto outputs = run_package(*exe, *device, inputs, o->inputs);
     std::vector<std::pair<std::string, const HostTensor*>> list;

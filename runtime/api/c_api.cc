@@ -159,6 +159,12 @@ fuserc_status shape_of(const fuserc_plan* p, int32_t index, int64_t* out, int wh
 
 }  // namespace
 
+namespace fuserc::rt {
+fuserc_status c_api_guarded(void (*f)(void*), void* data) {
+  return guarded(FUSERC_ERROR_INVALID_ARGUMENT, [&] { f(data); });
+}
+}  // namespace fuserc::rt
+
 extern "C" {
 
 const char* fuserc_version(void) {

@@ -150,6 +150,15 @@ fuserc_status fuserc_graph_capture(fuserc_plan* plan, void* stream, const void* 
 fuserc_status fuserc_graph_launch(fuserc_graph* graph, void* stream);
 void fuserc_graph_free(fuserc_graph* graph);
 
+/* ---- device memory, for programs that have no CUDA library of their own (examples, tests):
+ * in the calling thread's current context, else device 0's primary context (retained for the
+ * process and made current). The copies are synchronous. */
+fuserc_status fuserc_device_malloc(size_t bytes, void** out);
+fuserc_status fuserc_device_free(void* pointer);
+fuserc_status fuserc_copy_to_device(void* device_dst, const void* host_src, size_t bytes);
+fuserc_status fuserc_copy_to_host(void* host_dst, const void* device_src, size_t bytes);
+fuserc_status fuserc_stream_synchronize(void* stream);
+
 #ifdef __cplusplus
 }
 #endif

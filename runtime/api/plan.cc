@@ -52,6 +52,16 @@ Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> b
   for (uint32_t j = 0; j < m.outputs()->size(); ++j) {
     const OutputSource& o = plan_.outputs()[j];
     output_needed_.push_back(o.from_input < 0 && o.from_output < 0 && o.bytes > 0);
+    bool strided = false;
+    if (o.from_input >= 0) {
+      const std::vector<int64_t>& shape = shapes_[o.from_input];
+      int64_t want = 1;
+      for (size_t k = shape.size(); k-- > 0;) {
+        if (shape[k] > 1 && strides_[o.from_input][k] != want) strided = true;
+        want *= std::max<int64_t>(shape[k], 1);
+      }
+    }
+    output_in_strided_input_.push_back(strided);
   }
   if (plan_.counter_bytes() > 0) {
     cuda::CUdeviceptr p = 0;
@@ -95,10 +105,19 @@ void Plan::check_pointers(const void* const* inputs, void* const* outputs,
     if (input_needed_[i] && !inputs[i])
       bad((input_scalar_[i] ? "scalar input " : "input ") +
           quote(m.inputs()->Get(static_cast<uint32_t>(i))->name()->str()) + " is null");
-  for (size_t j = 0; j < output_needed_.size(); ++j)
-    if (output_needed_[j] && !outputs[j])
-      bad("output " + quote(m.outputs()->Get(static_cast<uint32_t>(j))->name()->str()) +
-          " is null");
+  auto output = [&](size_t j) {
+    return "output " + quote(m.outputs()->Get(static_cast<uint32_t>(j))->name()->str());
+  };
+  for (size_t j = 0; j < output_needed_.size(); ++j) {
+    if (output_needed_[j] && !outputs[j]) bad(output(j) + " is null");
+    if (output_in_strided_input_[j] && outputs && outputs[j]) {
+      int32_t from = plan_.outputs()[j].from_input;
+      if (outputs[j] != inputs[from])
+        bad(output(j) + " is the memory of input " +
+            quote(m.inputs()->Get(from)->name()->str()) +
+            ", which is strided: pass NULL or that input's pointer");
+    }
+  }
   if (!strides) return;
   for (uint32_t i = 0; i < input_needed_.size(); ++i) {
     if (!strides[i] || input_scalar_[i]) continue;

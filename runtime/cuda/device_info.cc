@@ -10,7 +10,7 @@ namespace fuserc::cuda {
 namespace {
 
 std::mutex g_mutex;
-using Key = std::pair<const DriverApi*, CUdevice>;
+using Key = std::pair<uint64_t, CUdevice>;  // driver generation, device
 std::map<Key, std::unique_ptr<DeviceInfo>>& cache() {
   static auto* c = new std::map<Key, std::unique_ptr<DeviceInfo>>();  // never destroyed
   return *c;
@@ -48,7 +48,8 @@ DeviceInfo read_info(CUdevice device) {
 }  // namespace
 
 const DeviceInfo& device_info(CUdevice device) {
-  Key key{&driver(), device};
+  driver();  // loads the driver (or throws) before anything is read
+  Key key{driver_generation(), device};
   std::lock_guard<std::mutex> lock(g_mutex);
   auto& c = cache();
   auto it = c.find(key);

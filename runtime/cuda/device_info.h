@@ -25,8 +25,8 @@ struct DeviceInfo {
   std::string arch_name() const { return "sm_" + std::to_string(arch()); }
 };
 
-// The properties of `device`, read on first use (thread-safe; kept per driver table, so a test
-// that installs another fake driver reads them afresh).
+// The properties of `device`, read on first use (thread-safe; a test that installs another
+// fake driver reads them afresh).
 const DeviceInfo& device_info(CUdevice device);
 
 }  // namespace fuserc::cuda

@@ -127,6 +127,10 @@ bool driver_available(std::string* why = nullptr);
 // next use). For tests only; the table must outlive its use.
 void install_driver_for_testing(const DriverApi* table);
 
+// Counts install_driver_for_testing calls, so that what was read from one table (device
+// properties) is not taken for another's.
+uint64_t driver_generation();
+
 // The library dlopen loads: FUSERC_LIBCUDA if set (tests point it at a missing file), else
 // libcuda.so.1.
 std::string driver_library_name();

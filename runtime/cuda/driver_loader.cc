@@ -37,8 +37,7 @@ Loaded load_driver() {
   if (!lib) {
     const char* why = dlerror();
     out.error = "no CUDA driver: cannot load " + lib_name + " (" + (why ? why : "not found") +
-                "); running on a GPU needs the NVIDIA driver (use --emulate to run the "
-                "kernels on the CPU)";
+                "); running on a GPU needs the NVIDIA driver";
     return out;
   }
   DriverApi& t = out.table;
@@ -112,6 +111,7 @@ Loaded load_driver() {
 }
 
 std::atomic<const DriverApi*> g_fake{nullptr};
+std::atomic<uint64_t> g_generation{0};
 
 const Loaded& loaded() {
   static const Loaded l = load_driver();
@@ -143,7 +143,12 @@ bool driver_available(std::string* why) {
 }
 
 void install_driver_for_testing(const DriverApi* table) {
+  g_generation.fetch_add(1);
   g_fake.store(table, std::memory_order_release);
+}
+
+uint64_t driver_generation() {
+  return g_generation.load();
 }
 
 std::string error_text(CUresult r) {
