@@ -14,10 +14,15 @@ ImageChoice choose_image(int device_arch, const std::vector<int>& cubin_archs, i
                          const std::string& device_name) {
   ImageChoice c;
   std::string device = device_name + " (" + sm(device_arch) + ")";
+  std::string have;
+  for (int a : cubin_archs) have += (have.empty() ? "" : ", ") + sm(a);
+  if (ptx_arch > 0) have += (have.empty() ? "" : ", ") + ("PTX for compute_" + std::to_string(ptx_arch));
+  if (have.empty()) have = "no code at all";
   if (min_compute_capability > device_arch) {
     c.refusal = "kernel " + kernel + " needs compute capability " +
                 std::to_string(min_compute_capability / 10) + "." +
-                std::to_string(min_compute_capability % 10) + " or newer; the device is " + device;
+                std::to_string(min_compute_capability % 10) + " or newer; the device is " +
+                device + " (the package has " + have + ")";
     return c;
   }
   int best = -1;
@@ -39,10 +44,6 @@ ImageChoice choose_image(int device_arch, const std::vector<int>& cubin_archs, i
     c.arch = ptx_arch;
     return c;
   }
-  std::string have;
-  for (int a : cubin_archs) have += (have.empty() ? "" : ", ") + sm(a);
-  if (ptx_arch > 0) have += (have.empty() ? "" : ", ") + ("PTX for compute_" + std::to_string(ptx_arch));
-  if (have.empty()) have = "no code at all";
   c.refusal = "kernel " + kernel + " cannot run on " + device + ": the package has " + have +
               " (recompile with --arch " + sm(device_arch) + ")";
   return c;

@@ -91,7 +91,8 @@ TEST_CASE("image selection follows CUDA's compatibility rules", "[cuda_fake]") {
         "kernel g_k0 cannot run on Tesla T4 (sm_75): the package has sm_80, sm_90, PTX for "
         "compute_80 (recompile with --arch sm_75)");
   CHECK(cuda::choose_image(80, {90}, 90, 90, "g_k0", "A100").refusal ==
-        "kernel g_k0 needs compute capability 9.0 or newer; the device is A100 (sm_80)");
+        "kernel g_k0 needs compute capability 9.0 or newer; the device is A100 (sm_80) (the "
+        "package has sm_90, PTX for compute_90)");
 }
 
 TEST_CASE("a plan launched through the driver computes what the interpreter does",
