@@ -85,7 +85,12 @@ std::shared_ptr<const Binding> Executable::bind(const std::vector<int64_t>& symb
 
 std::shared_ptr<const Binding> Executable::bind_inputs(const TensorMap& inputs,
                                                        const std::string& file) {
-  return bind(symbols_of(fuserc::bind_inputs(input_specs_, symbol_ranges_, inputs, file)));
+  return bind(symbols_of_inputs(inputs, file));
+}
+
+std::vector<int64_t> Executable::symbols_of_inputs(const TensorMap& inputs,
+                                                   const std::string& file) const {
+  return symbols_of(fuserc::bind_inputs(input_specs_, symbol_ranges_, inputs, file));
 }
 
 std::shared_ptr<const Binding> Executable::bind_shapes(

@@ -42,6 +42,8 @@ class Executable {
   // caller in messages.
   std::shared_ptr<const Binding> bind_shapes(const std::vector<std::vector<int64_t>>& shapes,
                                              const std::string& who);
+  // The symbol values (package order) that input tensors give (checked as bind_inputs does).
+  std::vector<int64_t> symbols_of_inputs(const TensorMap& inputs, const std::string& file) const;
   // The symbol values (package order) that input shapes give.
   std::vector<int64_t> symbols_of_shapes(const std::vector<std::vector<int64_t>>& shapes,
                                          const std::string& who) const;

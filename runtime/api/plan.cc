@@ -150,6 +150,22 @@ uint8_t* Plan::workspace_for(void* workspace, size_t size) {
   return reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(owned_workspace_));
 }
 
+ArgBases Plan::prepare(void* stream, const void* const* inputs, void* const* outputs,
+                       void* workspace, size_t workspace_size) {
+  ArgBases bases;
+  bases.inputs = inputs;
+  bases.outputs = outputs;
+  bases.workspace = workspace_for(workspace, workspace_size);
+  bases.counters = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(counters_));
+  if (counters_ && !counters_zeroed_.load(std::memory_order_relaxed)) {
+    cuda::check(table().cuMemsetD8Async(counters_, 0, plan_.counter_bytes(),
+                                        static_cast<cuda::CUstream>(stream)),
+                "zeroing grid-reduction counters");
+    counters_zeroed_.store(true, std::memory_order_relaxed);
+  }
+  return bases;
+}
+
 void Plan::launch(void* stream, const void* const* inputs, void* const* outputs, void* workspace,
                   size_t workspace_size, const int64_t* const* input_strides) {
   check_pointers(inputs, outputs, input_strides);
@@ -157,16 +173,7 @@ void Plan::launch(void* stream, const void* const* inputs, void* const* outputs,
   auto s = static_cast<cuda::CUstream>(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   cuda::ContextScope scope(state_->context->get());
-  ArgBases bases;
-  bases.inputs = inputs;
-  bases.outputs = outputs;
-  bases.workspace = workspace_for(workspace, workspace_size);
-  bases.counters = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(counters_));
-  if (counters_ && !counters_zeroed_.load(std::memory_order_relaxed)) {
-    cuda::check(d.cuMemsetD8Async(counters_, 0, plan_.counter_bytes(), s),
-                "zeroing grid-reduction counters");
-    counters_zeroed_.store(true, std::memory_order_relaxed);
-  }
+  ArgBases bases = prepare(stream, inputs, outputs, workspace, workspace_size);
   const auto& launches = plan_.launches();
   for (size_t i = 0; i < launches.size(); ++i) {
     plan_.write_args(launches[i], bases, storage_.data());
@@ -185,6 +192,18 @@ void Plan::launch(void* stream, const void* const* inputs, void* const* outputs,
   }
 }
 
+void Plan::launch_one(size_t i, void* stream, const void* const* inputs, void* const* outputs,
+                      void* workspace, size_t workspace_size) {
+  check_pointers(inputs, outputs, nullptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  cuda::ContextScope scope(state_->context->get());
+  ArgBases bases = prepare(stream, inputs, outputs, workspace, workspace_size);
+  const PlannedLaunch& l = plan_.launches().at(i);
+  plan_.write_args(l, bases, storage_.data());
+  cuda::launch_kernel(table(), static_cast<cuda::CUfunction>(functions_[i]), names_[i], l.dims,
+                      static_cast<cuda::CUstream>(stream), params_.data());
+}
+
 std::unique_ptr<Graph> Plan::capture(void* stream, const void* const* inputs,
                                      void* const* outputs, void* workspace,
                                      size_t workspace_size) {
@@ -198,12 +217,7 @@ std::unique_ptr<Graph> Plan::capture(void* stream, const void* const* inputs,
     // Allocate and zero before capturing, so that the graph holds only the kernels.
     std::lock_guard<std::mutex> lock(mutex_);
     cuda::ContextScope scope(state_->context->get());
-    workspace_for(workspace, workspace_size);
-    if (counters_ && !counters_zeroed_.load(std::memory_order_relaxed)) {
-      cuda::check(d.cuMemsetD8Async(counters_, 0, plan_.counter_bytes(), s),
-                  "zeroing grid-reduction counters");
-      counters_zeroed_.store(true, std::memory_order_relaxed);
-    }
+    prepare(stream, inputs, outputs, workspace, workspace_size);
   }
   cuda::ContextScope scope(state_->context->get());
   cuda::check(d.cuStreamBeginCapture(s, cuda::kCaptureModeThreadLocal), "cuStreamBeginCapture");

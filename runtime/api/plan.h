@@ -64,6 +64,12 @@ class Plan : public std::enable_shared_from_this<Plan> {
               void* workspace = nullptr, size_t workspace_size = 0,
               const int64_t* const* input_strides = nullptr);
 
+  // Launches only the `i`-th kernel of the plan (launches()[i]), with the same arguments as
+  // launch(): for timing kernels one by one (the inputs of later kernels are whatever an
+  // earlier full launch left in the workspace).
+  void launch_one(size_t i, void* stream, const void* const* inputs, void* const* outputs,
+                  void* workspace = nullptr, size_t workspace_size = 0);
+
   // Captures one launch with these arguments into a CUDA graph (the stream must not be the
   // legacy default stream). The graph replays with the same pointers and scalar values.
   std::unique_ptr<Graph> capture(void* stream, const void* const* inputs, void* const* outputs,
@@ -89,6 +95,9 @@ class Plan : public std::enable_shared_from_this<Plan> {
   std::mutex mutex_;
 
   uint8_t* workspace_for(void* workspace, size_t size);  // mutex_ held
+  // The argument bases of a launch; zeroes the counters before the first (mutex_ held).
+  ArgBases prepare(void* stream, const void* const* inputs, void* const* outputs, void* workspace,
+                   size_t workspace_size);
   const cuda::DriverApi& table() const { return *driver_; }
   void check_pointers(const void* const* inputs, void* const* outputs,
                       const int64_t* const* input_strides) const;

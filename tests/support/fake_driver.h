@@ -64,6 +64,9 @@ class FakeDriver {
   std::vector<FakeLaunch> launches;
   size_t live_bytes() const;
 
+  // False: launches are not recorded in `launches` (benchmarks of the runtime's own cost).
+  bool record_launches = true;
+
   // Injected failures: the next launch / allocation returns this (then resets to success).
   cuda::CUresult fail_next_launch = cuda::CUDA_SUCCESS;
   cuda::CUresult fail_next_alloc = cuda::CUDA_SUCCESS;

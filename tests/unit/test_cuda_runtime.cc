@@ -3,8 +3,17 @@
 // image selection, the workspace and counters, argument passing, CUDA graphs, contexts and the
 // errors are checked against the reference interpreter.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "alloc_counter.h"
+#include "cmd/bench_gpu.h"
 #include "cuda_test_util.h"
 #include "fake_driver.h"
 #include "runtime/cuda/cuda_device.h"
@@ -359,4 +368,48 @@ TEST_CASE("run_package on the CUDA device: the whole `fuserc run` path", "[cuda_
   check_outputs(got, run.want);
   CHECK(fake.launches.size() == 3);
   CHECK(fake.live_bytes() == 0);  // everything run_package allocated is freed
+}
+
+TEST_CASE("fuserc bench --gpu times every kernel and the plan through the runtime",
+          "[cuda_fake]") {
+  FakeDriver fake;
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("fuserc_bench_mix_" + std::to_string(::getpid()) + ".fpkg"))
+                         .string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << mix_package();
+  }
+  cmd::GpuBenchOptions o;
+  o.package = path;
+  o.bind = {{"N", 64}, {"M", 32}};
+  o.runs = 3;
+  o.warmup = 1;
+  o.json = true;
+  std::ostringstream out;
+  auto* old = std::cout.rdbuf(out.rdbuf());
+  try {
+    cmd::run_gpu_bench(o);
+  } catch (...) {
+    std::cout.rdbuf(old);
+    throw;
+  }
+  std::cout.rdbuf(old);
+  auto j = nlohmann::json::parse(out.str());
+  CHECK(j["device"] == "Fake GPU");
+  CHECK(j["symbols"]["N"] == 64);
+  REQUIRE(j["kernels"].size() == 3);
+  CHECK(j["kernels"][2]["name"] == "runtime_mix_k2_i32");
+  CHECK(j["kernels"][0]["grid"] == "4x1x1");
+  // Inputs read once (x and p; the scalars are not buffers) and outputs written once (y, s,
+  // p_new in place): 4 * (2 * 64 * 32) + 4 * (64 * 32 + 1 + 64 * 32).
+  CHECK(j["bytes"] == 4 * (2 * 64 * 32) + 4 * (2 * 64 * 32 + 1));
+  // Warm-up and timed runs of the plan, of each kernel alone, of the graph; host batches.
+  CHECK(fake.launches.size() > 3 * (1 + 3) + 3 * (1 + 3));
+  CHECK(fake.live_bytes() == 0);
+  CHECK(error_of([&] {
+          o.bind = {{"Q", 3}};
+          cmd::run_gpu_bench(o);
+        }) == "--bind: the package has no symbol 'Q'");
+  std::filesystem::remove(path);
 }
