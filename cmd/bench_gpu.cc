@@ -26,8 +26,19 @@ double median(std::vector<double> v) {
 }
 
 // Element i of a fixed pattern: floats in [-1, 1), integers 0 (safe as indices), alternating
-// bools.
+// bools; 4096 elements made, then repeated.
 void fill_pattern(uint8_t* p, DType dtype, size_t n) {
+  constexpr size_t kBlock = 4096;
+  if (n > kBlock) {
+    fill_pattern(p, dtype, kBlock);
+    size_t done = kBlock, size = dtype_size(dtype);
+    while (done < n) {
+      size_t k = std::min(done, n - done);
+      std::memcpy(p + done * size, p, k * size);
+      done += k;
+    }
+    return;
+  }
   for (size_t i = 0; i < n; ++i) {
     float v = static_cast<float>(static_cast<int64_t>((i * 2654435761u) % 2000) - 1000) / 1000;
     switch (dtype) {
@@ -203,11 +214,14 @@ void run_gpu_bench(const GpuBenchOptions& o) {
     }
     return median(t);
   };
-  // Host microseconds per call of `f`: batches of 50 calls, the median batch.
-  auto host_us = [&](const std::function<void()>& f) {
+  // Host microseconds per call of `f`: batches of 50 calls, the median batch; at most 20
+  // batches, fewer when the GPU would take more than about half a second for them.
+  auto host_us = [&](const std::function<void()>& f, double gpu_us_per_call) {
     constexpr int kBatch = 50;
+    int batches =
+        static_cast<int>(std::clamp(5e5 / (kBatch * std::max(gpu_us_per_call, 1.0)), 3.0, 20.0));
     std::vector<double> t;
-    for (int r = 0; r < 20; ++r) {
+    for (int r = 0; r < batches; ++r) {
       auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < kBatch; ++i) f();
       auto end = std::chrono::steady_clock::now();
@@ -225,11 +239,12 @@ void run_gpu_bench(const GpuBenchOptions& o) {
     const PlannedLaunch& l = plan->launches().launches()[i];
     const fb::Launch* pl = m.plan()->Get(l.launch);
     uint64_t bytes = 0;
-    for (uint32_t buf : *pl->reads()) bytes += static_cast<uint64_t>(b.slot(m.buffers()->Get(buf)->bytes_slot()));
-    for (uint32_t buf : *pl->writes()) bytes += static_cast<uint64_t>(b.slot(m.buffers()->Get(buf)->bytes_slot()));
-    double us = gpu_us([&] {
-      plan->launch_one(i, stream, inputs.data(), outputs.data(), ws, ws_bytes);
-    });
+    for (uint32_t buf : *pl->reads())
+      bytes += static_cast<uint64_t>(b.slot(m.buffers()->Get(buf)->bytes_slot()));
+    for (uint32_t buf : *pl->writes())
+      bytes += static_cast<uint64_t>(b.slot(m.buffers()->Get(buf)->bytes_slot()));
+    double us =
+        gpu_us([&] { plan->launch_one(i, stream, inputs.data(), outputs.data(), ws, ws_bytes); });
     kernels.push_back({{"name", m.kernels()->Get(l.kernel)->name()->str()},
                        {"grid", dims_text(l.dims.grid)},
                        {"block", dims_text(l.dims.block)},
@@ -240,8 +255,8 @@ void run_gpu_bench(const GpuBenchOptions& o) {
   }
   auto graph = plan->capture(stream, inputs.data(), outputs.data(), ws, ws_bytes);
   double graph_us = gpu_us([&] { graph->launch(stream); });
-  double host_launch = host_us(launch);
-  double host_graph = host_us([&] { graph->launch(stream); });
+  double host_launch = host_us(launch, plan_us);
+  double host_graph = host_us([&] { graph->launch(stream); }, graph_us);
   check(d.cuStreamSynchronize(stream), "a kernel failed");
 
   int driver_version = 0;
@@ -250,8 +265,7 @@ void run_gpu_bench(const GpuBenchOptions& o) {
   double gbs = plan_us > 0 ? bytes / plan_us / 1e3 : 0;
   size_t n = plan->num_kernel_launches();
   nlohmann::json symbols = nlohmann::json::object();
-  for (size_t i = 0; i < b.symbols.size(); ++i)
-    symbols[exe.symbol_ranges()[i].name] = b.symbols[i];
+  for (size_t i = 0; i < b.symbols.size(); ++i) symbols[exe.symbol_ranges()[i].name] = b.symbols[i];
   nlohmann::json j = {
       {"package", m.name()->str()},
       {"device", dev.name},
@@ -284,20 +298,21 @@ void run_gpu_bench(const GpuBenchOptions& o) {
                 driver_version / 1000, driver_version % 1000 / 10, syms.c_str(), n, o.runs);
   std::cout << line;
   for (const auto& k : kernels) {
-    std::snprintf(line, sizeof line, "  %-34s grid %-14s block %-10s %9.2f us %12llu B %8.1f GB/s\n",
-                  k["name"].get<std::string>().c_str(), k["grid"].get<std::string>().c_str(),
-                  k["block"].get<std::string>().c_str(), k["us"].get<double>(),
-                  static_cast<unsigned long long>(k["bytes"].get<uint64_t>()),
-                  k["gbs"].get<double>());
+    std::snprintf(
+        line, sizeof line, "  %-34s grid %-14s block %-10s %9.2f us %12llu B %8.1f GB/s\n",
+        k["name"].get<std::string>().c_str(), k["grid"].get<std::string>().c_str(),
+        k["block"].get<std::string>().c_str(), k["us"].get<double>(),
+        static_cast<unsigned long long>(k["bytes"].get<uint64_t>()), k["gbs"].get<double>());
     std::cout << line;
   }
-  std::snprintf(line, sizeof line,
-                "  plan: %.2f us, %llu B (inputs once, outputs once): %.1f GB/s (%.0f%% of %.0f GB/s "
-                "peak)\n  plan as a CUDA graph: %.2f us\n"
-                "  host cost: %.2f us per plan launch (%.2f us per kernel), %.2f us per graph launch\n",
-                plan_us, static_cast<unsigned long long>(bytes), gbs,
-                j["percent_of_peak"].get<double>(), dev.peak_bandwidth_gbs, graph_us, host_launch,
-                j["host_launch_us_per_kernel"].get<double>(), host_graph);
+  std::snprintf(
+      line, sizeof line,
+      "  plan: %.2f us, %llu B (inputs once, outputs once): %.1f GB/s (%.0f%% of %.0f GB/s "
+      "peak)\n  plan as a CUDA graph: %.2f us\n"
+      "  host cost: %.2f us per plan launch (%.2f us per kernel), %.2f us per graph launch\n",
+      plan_us, static_cast<unsigned long long>(bytes), gbs, j["percent_of_peak"].get<double>(),
+      dev.peak_bandwidth_gbs, graph_us, host_launch, j["host_launch_us_per_kernel"].get<double>(),
+      host_graph);
   std::cout << line;
 }
 

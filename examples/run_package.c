@@ -66,14 +66,15 @@ static float from_f16(unsigned short h) {
   return (h & 0x8000) ? -v : v;
 }
 
-/* Element i of a fixed pattern in [-1, 1) (integers: small values, bools: alternating). */
-static void fill(void* data, int32_t dtype, size_t n) {
+/* Element i of a fixed pattern in [-1, 1) (integers: small values, bools: alternating); a
+ * scalar gets 0.001 or 1, positive like the epsilons and factors scalars tend to be. */
+static void fill(void* data, int32_t dtype, size_t n, int scalar) {
   for (size_t i = 0; i < n; ++i) {
-    float v = (float)((long)((i * 2654435761u) % 2000) - 1000) / 1000.0f;
+    float v = scalar ? 0.001f : (float)((long)((i * 2654435761u) % 2000) - 1000) / 1000.0f;
     switch (dtype) {
-      case FUSERC_BOOL: ((unsigned char*)data)[i] = (unsigned char)(i % 2); break;
-      case FUSERC_I32: ((int*)data)[i] = (int)(i % 7) - 3; break;
-      case FUSERC_I64: ((long long*)data)[i] = (long long)(i % 7) - 3; break;
+      case FUSERC_BOOL: ((unsigned char*)data)[i] = (unsigned char)(scalar || i % 2); break;
+      case FUSERC_I32: ((int*)data)[i] = scalar ? 1 : (int)(i % 7) - 3; break;
+      case FUSERC_I64: ((long long*)data)[i] = scalar ? 1 : (long long)(i % 7) - 3; break;
       case FUSERC_F16: ((unsigned short*)data)[i] = to_f16(v); break;
       case FUSERC_BF16: ((unsigned short*)data)[i] = to_bf16(v); break;
       case FUSERC_F32: ((float*)data)[i] = v; break;
@@ -159,7 +160,7 @@ int main(int argc, char** argv) {
     n = t.is_scalar ? 1 : span(shape, strides, t.rank);
     bytes = n * dtype_size(t.dtype);
     in_host[i] = calloc(n ? n : 1, dtype_size(t.dtype));
-    fill(in_host[i], t.dtype, n);
+    fill(in_host[i], t.dtype, n, t.is_scalar);
     printf("input  %-10s %-4s rank %d, %zu elements\n", t.name, dtype_name(t.dtype), t.rank,
            t.is_scalar ? (size_t)1 : count(shape, t.rank));
     if (t.is_scalar) continue; /* passed by its host address */

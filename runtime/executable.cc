@@ -1,5 +1,7 @@
 #include "runtime/executable.h"
 
+#include <atomic>
+
 #include "core/base/diagnostics.h"
 #include "package/program_evaluator.h"
 
@@ -10,6 +12,8 @@ std::unique_ptr<Executable> Executable::load(const std::string& path) {
 }
 
 Executable::Executable(std::unique_ptr<PackageView> package) : package_(std::move(package)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1);
   const fb::Metadata& m = metadata();
   for (const auto* s : *m.symbols())
     symbol_ranges_.push_back({s->name() ? s->name()->str() : "", s->min(), s->max()});

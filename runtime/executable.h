@@ -31,6 +31,8 @@ class Executable {
   explicit Executable(std::unique_ptr<PackageView> package);
 
   const PackageView& package() const { return *package_; }
+  // Unique in the process (never reused, unlike an address): devices key their caches on it.
+  uint64_t id() const { return id_; }
   const fb::Metadata& metadata() const { return package_->metadata(); }
 
   // Binds symbol values (one per symbol, in package order). Throws UserError naming the
@@ -57,6 +59,7 @@ class Executable {
 
  private:
   std::unique_ptr<PackageView> package_;
+  uint64_t id_;
   std::vector<InputSpec> input_specs_;
   std::vector<SymbolRange> symbol_ranges_;
   mutable std::mutex mutex_;

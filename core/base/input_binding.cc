@@ -16,9 +16,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 class ShapeBinder {
  public:
   explicit ShapeBinder(const std::string& file) : file_(file) {}
-  [[noreturn]] void fail(const std::string& msg) const {
-    throw UserError(SourcePlace{file_}, msg);
-  }
+  [[noreturn]] void fail(const std::string& msg) const { throw UserError(SourcePlace{file_}, msg); }
 
   void add(const InputSpec& in, const std::vector<int64_t>& shape) {
     size_t rank = in.scalar ? 0 : in.shape.size();

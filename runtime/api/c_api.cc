@@ -80,8 +80,7 @@ fuserc_status guarded(fuserc_status user, F&& f) {
 }
 
 fuserc_status null_argument(const char* function, const char* what) {
-  return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
-                   std::string(function) + ": " + what + " is NULL");
+  return set_error(FUSERC_ERROR_INVALID_ARGUMENT, std::string(function) + ": " + what + " is NULL");
 }
 
 TensorDims dims_of(const fuserc::fb::Metadata& m, const fuserc::fb::Tensor& t) {
@@ -121,9 +120,9 @@ fuserc_status tensor_info(const fuserc_package* p, int32_t index, bool input,
   const auto& m = p->package->executable().metadata();
   const auto* list = input ? m.inputs() : m.outputs();
   if (index < 0 || static_cast<uint32_t>(index) >= list->size())
-    return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
-                     std::string(function) + ": index " + std::to_string(index) +
-                         " out of range (" + std::to_string(list->size()) + ")");
+    return set_error(FUSERC_ERROR_INVALID_ARGUMENT, std::string(function) + ": index " +
+                                                        std::to_string(index) + " out of range (" +
+                                                        std::to_string(list->size()) + ")");
   const fuserc::fb::Tensor* t = list->Get(static_cast<uint32_t>(index));
   const TensorDims& d = (input ? p->inputs : p->outputs)[static_cast<size_t>(index)];
   out->name = t->name()->c_str();
@@ -146,9 +145,9 @@ fuserc_status shape_of(const fuserc_plan* p, int32_t index, int64_t* out, int wh
   const auto& m = p->plan->package_metadata();
   uint32_t count = which == 2 ? m.outputs()->size() : m.inputs()->size();
   if (index < 0 || static_cast<uint32_t>(index) >= count)
-    return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
-                     std::string(function) + ": index " + std::to_string(index) +
-                         " out of range (" + std::to_string(count) + ")");
+    return set_error(FUSERC_ERROR_INVALID_ARGUMENT, std::string(function) + ": index " +
+                                                        std::to_string(index) + " out of range (" +
+                                                        std::to_string(count) + ")");
   auto i = static_cast<uint32_t>(index);
   std::vector<int64_t> v = which == 0   ? p->plan->input_shape(i)
                            : which == 1 ? p->plan->input_strides(i)
@@ -223,8 +222,8 @@ fuserc_status fuserc_package_load_bytes(const void* data, size_t size, int32_t c
   *out = nullptr;
   return guarded(FUSERC_ERROR_PACKAGE, [&] {
     if (copy)
-      *out = wrap(Package::from_bytes(std::string(static_cast<const char*>(data), size),
-                                      "<memory>", load_options(options)));
+      *out = wrap(Package::from_bytes(std::string(static_cast<const char*>(data), size), "<memory>",
+                                      load_options(options)));
     else
       *out = wrap(Package::view_bytes(data, size, "<memory>", load_options(options)));
   });
@@ -256,9 +255,9 @@ fuserc_status fuserc_package_symbol(const fuserc_package* p, int32_t index,
   if (!out) return null_argument("fuserc_package_symbol", "out");
   const auto* symbols = p->package->executable().metadata().symbols();
   if (index < 0 || static_cast<uint32_t>(index) >= symbols->size())
-    return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
-                     "fuserc_package_symbol: index " + std::to_string(index) + " out of range (" +
-                         std::to_string(symbols->size()) + ")");
+    return set_error(FUSERC_ERROR_INVALID_ARGUMENT, "fuserc_package_symbol: index " +
+                                                        std::to_string(index) + " out of range (" +
+                                                        std::to_string(symbols->size()) + ")");
   const auto* s = symbols->Get(static_cast<uint32_t>(index));
   out->name = s->name() ? s->name()->c_str() : "";
   out->min = s->min();
@@ -277,16 +276,14 @@ fuserc_status fuserc_package_output(const fuserc_package* p, int32_t index,
   return tensor_info(p, index, false, out, "fuserc_package_output");
 }
 
-fuserc_status fuserc_bind(fuserc_package* p, const int64_t* values, int32_t n,
-                          fuserc_plan** out) {
+fuserc_status fuserc_bind(fuserc_package* p, const int64_t* values, int32_t n, fuserc_plan** out) {
   if (!p) return null_argument("fuserc_bind", "package");
   if (!out) return null_argument("fuserc_bind", "out");
   *out = nullptr;
   if (n != fuserc_package_num_symbols(p))
-    return set_error(FUSERC_ERROR_SHAPE, p->package->name() + ": " + std::to_string(n) +
-                                             " symbol values for " +
-                                             std::to_string(fuserc_package_num_symbols(p)) +
-                                             " symbols");
+    return set_error(FUSERC_ERROR_SHAPE,
+                     p->package->name() + ": " + std::to_string(n) + " symbol values for " +
+                         std::to_string(fuserc_package_num_symbols(p)) + " symbols");
   if (n > 0 && !values) return null_argument("fuserc_bind", "symbol_values");
   return guarded(FUSERC_ERROR_SHAPE, [&] {
     std::vector<int64_t> v(values, values + n);

@@ -36,16 +36,16 @@ extern "C" {
 
 typedef enum fuserc_status {
   FUSERC_OK = 0,
-  FUSERC_ERROR_INVALID_ARGUMENT = 1,    /* a null handle or pointer, an index out of range, a
-                                           workspace too small, strides the package cannot use */
-  FUSERC_ERROR_PACKAGE = 2,             /* unreadable, not a package, corrupted, too new */
-  FUSERC_ERROR_SHAPE = 3,               /* shapes or symbol values the package refuses */
-  FUSERC_ERROR_NO_DRIVER = 4,           /* no usable CUDA driver (libcuda.so.1) */
-  FUSERC_ERROR_NO_DEVICE = 5,           /* no such CUDA device */
+  FUSERC_ERROR_INVALID_ARGUMENT = 1,     /* a null handle or pointer, an index out of range, a
+                                            workspace too small, strides the package cannot use */
+  FUSERC_ERROR_PACKAGE = 2,              /* unreadable, not a package, corrupted, too new */
+  FUSERC_ERROR_SHAPE = 3,                /* shapes or symbol values the package refuses */
+  FUSERC_ERROR_NO_DRIVER = 4,            /* no usable CUDA driver (libcuda.so.1) */
+  FUSERC_ERROR_NO_DEVICE = 5,            /* no such CUDA device */
   FUSERC_ERROR_NO_COMPATIBLE_KERNEL = 6, /* no cubin or PTX of the package fits the device */
-  FUSERC_ERROR_CUDA = 7,                /* a driver call or a kernel launch failed */
-  FUSERC_ERROR_OUT_OF_MEMORY = 8,       /* device (or host) memory exhausted */
-  FUSERC_ERROR_INTERNAL = 9             /* a bug in fuserc */
+  FUSERC_ERROR_CUDA = 7,                 /* a driver call or a kernel launch failed */
+  FUSERC_ERROR_OUT_OF_MEMORY = 8,        /* device (or host) memory exhausted */
+  FUSERC_ERROR_INTERNAL = 9              /* a bug in fuserc */
 } fuserc_status;
 
 /* Element types, as in the package format. */
@@ -76,21 +76,21 @@ typedef struct fuserc_symbol_info {
 
 typedef struct fuserc_tensor_info {
   const char* name;
-  int32_t dtype;        /* fuserc_dtype */
-  int32_t rank;         /* 0 for a scalar */
-  int32_t is_scalar;    /* declared without a shape: passed by value (host address) */
-  int32_t in_place_of;  /* outputs: the input it is written into, else -1 */
-  int32_t source_input; /* outputs: the input it is (returned unchanged or updated), else -1 */
-  int32_t has_strides;  /* inputs: declared strides (see fuserc_plan_input_strides) */
-  const int32_t* dim_symbol;       /* per dimension: the symbol it is, or -1 */
-  const int64_t* dim_value;        /* per dimension: its fixed value when not a symbol, or -1 */
-  const char* const* dim_formula;  /* per dimension: as text over the symbols ("N", "4", "N * 4") */
+  int32_t dtype;             /* fuserc_dtype */
+  int32_t rank;              /* 0 for a scalar */
+  int32_t is_scalar;         /* declared without a shape: passed by value (host address) */
+  int32_t in_place_of;       /* outputs: the input it is written into, else -1 */
+  int32_t source_input;      /* outputs: the input it is (returned unchanged or updated), else -1 */
+  int32_t has_strides;       /* inputs: declared strides (see fuserc_plan_input_strides) */
+  const int32_t* dim_symbol; /* per dimension: the symbol it is, or -1 */
+  const int64_t* dim_value;  /* per dimension: its fixed value when not a symbol, or -1 */
+  const char* const* dim_formula; /* per dimension: as text over the symbols ("N", "4", "N * 4") */
 } fuserc_tensor_info;
 
 /* ---- the library */
-const char* fuserc_version(void);   /* "0.1.0" */
-int32_t fuserc_abi_version(void);   /* FUSERC_RUNTIME_ABI_VERSION of the library */
-const char* fuserc_status_name(fuserc_status status);  /* "FUSERC_ERROR_SHAPE" */
+const char* fuserc_version(void); /* "0.1.0" */
+int32_t fuserc_abi_version(void); /* FUSERC_RUNTIME_ABI_VERSION of the library */
+const char* fuserc_status_name(fuserc_status status); /* "FUSERC_ERROR_SHAPE" */
 /* The message of the last failed call on this thread ("" if none). */
 const char* fuserc_last_error(void);
 /* FUSERC_OK when the CUDA driver loads and device `device` exists; else the reason. */
@@ -129,8 +129,7 @@ int32_t fuserc_plan_num_kernel_launches(const fuserc_plan* plan);
 fuserc_status fuserc_plan_symbol_values(const fuserc_plan* plan, int64_t* values);
 fuserc_status fuserc_plan_input_shape(const fuserc_plan* plan, int32_t index, int64_t* shape);
 /* The strides (in elements) the input's memory must have: declared, or contiguous. */
-fuserc_status fuserc_plan_input_strides(const fuserc_plan* plan, int32_t index,
-                                        int64_t* strides);
+fuserc_status fuserc_plan_input_strides(const fuserc_plan* plan, int32_t index, int64_t* strides);
 fuserc_status fuserc_plan_output_shape(const fuserc_plan* plan, int32_t index, int64_t* shape);
 
 /* ---- launching. `stream` is a CUstream / cudaStream_t (NULL: the legacy default stream). */

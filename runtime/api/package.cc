@@ -33,12 +33,11 @@ std::shared_ptr<Package> Package::from_bytes(std::string bytes, const std::strin
       std::make_unique<Executable>(PackageView::from_bytes(std::move(bytes), name)), options));
 }
 
-std::shared_ptr<Package> Package::view_bytes(const void* data, size_t size,
-                                             const std::string& name, LoadOptions options) {
-  return std::shared_ptr<Package>(new Package(
-      std::make_unique<Executable>(
-          PackageView::view_bytes(static_cast<const uint8_t*>(data), size, name)),
-      options));
+std::shared_ptr<Package> Package::view_bytes(const void* data, size_t size, const std::string& name,
+                                             LoadOptions options) {
+  return std::shared_ptr<Package>(new Package(std::make_unique<Executable>(PackageView::view_bytes(
+                                                  static_cast<const uint8_t*>(data), size, name)),
+                                              options));
 }
 
 const Executable& Package::executable() const {

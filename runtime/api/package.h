@@ -39,8 +39,8 @@ class Package {
   // A package in memory: copied, or borrowed (kept alive and unchanged by the caller).
   static std::shared_ptr<Package> from_bytes(std::string bytes, const std::string& name,
                                              LoadOptions options = {});
-  static std::shared_ptr<Package> view_bytes(const void* data, size_t size,
-                                             const std::string& name, LoadOptions options = {});
+  static std::shared_ptr<Package> view_bytes(const void* data, size_t size, const std::string& name,
+                                             LoadOptions options = {});
   ~Package();
   Package(const Package&) = delete;
   Package& operator=(const Package&) = delete;

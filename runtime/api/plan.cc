@@ -23,7 +23,9 @@ std::string list(const int64_t* v, size_t n) {
 }  // namespace
 
 Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> binding)
-    : state_(std::move(state)), driver_(&cuda::driver()), binding_(std::move(binding)),
+    : state_(std::move(state)),
+      driver_(&cuda::driver()),
+      binding_(std::move(binding)),
       plan_(*state_->exe, *binding_) {
   const fb::Metadata& m = state_->exe->metadata();
   const cuda::DriverApi& d = table();
@@ -113,8 +115,7 @@ void Plan::check_pointers(const void* const* inputs, void* const* outputs,
     if (output_in_strided_input_[j] && outputs && outputs[j]) {
       int32_t from = plan_.outputs()[j].from_input;
       if (outputs[j] != inputs[from])
-        bad(output(j) + " is the memory of input " +
-            quote(m.inputs()->Get(from)->name()->str()) +
+        bad(output(j) + " is the memory of input " + quote(m.inputs()->Get(from)->name()->str()) +
             ", which is strided: pass NULL or that input's pointer");
     }
   }
@@ -204,9 +205,8 @@ void Plan::launch_one(size_t i, void* stream, const void* const* inputs, void* c
                       static_cast<cuda::CUstream>(stream), params_.data());
 }
 
-std::unique_ptr<Graph> Plan::capture(void* stream, const void* const* inputs,
-                                     void* const* outputs, void* workspace,
-                                     size_t workspace_size) {
+std::unique_ptr<Graph> Plan::capture(void* stream, const void* const* inputs, void* const* outputs,
+                                     void* workspace, size_t workspace_size) {
   if (!stream)
     throw CudaError(Failure::InvalidArgument,
                     "capturing a CUDA graph needs a stream other than the legacy default stream");
@@ -251,9 +251,9 @@ Graph::~Graph() {
 void Graph::launch(void* stream) {
   const cuda::DriverApi& d = plan_->table();
   cuda::ContextScope scope(plan_->state_->context->get());
-  cuda::check(d.cuGraphLaunch(static_cast<cuda::CUgraphExec>(exec_),
-                              static_cast<cuda::CUstream>(stream)),
-              "launching the CUDA graph");
+  cuda::check(
+      d.cuGraphLaunch(static_cast<cuda::CUgraphExec>(exec_), static_cast<cuda::CUstream>(stream)),
+      "launching the CUDA graph");
 }
 
 }  // namespace fuserc::rt

@@ -57,9 +57,10 @@ class Plan : public std::enable_shared_from_this<Plan> {
   // Launches the plan on `stream` (a CUstream / cudaStream_t; null: the legacy default stream).
   // `inputs[i]` per graph input, `outputs[j]` per graph output (an output written in place, or
   // one that is an input, may be null: it is the input's buffer; a different pointer receives
-  // a copy, unless that input is laid out in non-contiguous strides). `input_strides`, if given, has per input null or the strides the caller's buffer
-  // has, checked against input_strides(). Throws cuda::CudaError on a bad argument or a failed
-  // launch (naming the kernel, grid, block and shared memory).
+  // a copy, unless that input is laid out in non-contiguous strides). `input_strides`, if given,
+  // has per input null or the strides the caller's buffer has, checked against input_strides().
+  // Throws cuda::CudaError on a bad argument or a failed launch (naming the kernel, grid, block and
+  // shared memory).
   void launch(void* stream, const void* const* inputs, void* const* outputs,
               void* workspace = nullptr, size_t workspace_size = 0,
               const int64_t* const* input_strides = nullptr);
@@ -83,13 +84,13 @@ class Plan : public std::enable_shared_from_this<Plan> {
   LaunchPlan plan_;
   std::vector<void*> functions_;  // CUfunction per planned launch
   std::vector<const char*> names_;
-  std::vector<uint64_t> storage_;  // parameter values of the launch being made
-  std::vector<void*> params_;      // &storage_[i]
+  std::vector<uint64_t> storage_;                   // parameter values of the launch being made
+  std::vector<void*> params_;                       // &storage_[i]
   std::vector<bool> input_needed_, output_needed_;  // non-empty tensors
   std::vector<bool> input_scalar_;
   std::vector<std::vector<int64_t>> shapes_, strides_;  // per input
-  std::vector<bool> output_in_strided_input_;  // the output is a strided input's memory
-  uint64_t counters_ = 0;  // CUdeviceptr
+  std::vector<bool> output_in_strided_input_;           // the output is a strided input's memory
+  uint64_t counters_ = 0;                               // CUdeviceptr
   uint64_t owned_workspace_ = 0;
   std::atomic<bool> counters_zeroed_{false};
   std::mutex mutex_;

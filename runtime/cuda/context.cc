@@ -5,11 +5,17 @@
 namespace fuserc::cuda {
 
 Context::Context(CUcontext c, CUdevice d, bool primary)
-    : driver_(&driver()), context_(c), device_(d), retained_primary_(primary),
+    : driver_(&driver()),
+      context_(c),
+      device_(d),
+      retained_primary_(primary),
       info_(&device_info(d)) {}
 
 Context::Context(Context&& o) noexcept
-    : driver_(o.driver_), context_(o.context_), device_(o.device_), retained_primary_(o.retained_primary_),
+    : driver_(o.driver_),
+      context_(o.context_),
+      device_(o.device_),
+      retained_primary_(o.retained_primary_),
       info_(o.info_) {
   o.retained_primary_ = false;
 }
@@ -42,9 +48,17 @@ Context Context::current_or_primary(int ordinal) {
 
 Context Context::borrowed(CUcontext context) {
   const DriverApi& d = driver();
-  ContextScope scope(context);
   CUdevice device = 0;
-  check(d.cuCtxGetDevice(&device), "cuCtxGetDevice");
+  {
+    ContextScope scope(context);
+    check(d.cuCtxGetDevice(&device), "cuCtxGetDevice");
+  }
+  // A device's primary context (a framework's, or ours from before) is retained while used:
+  // that keeps it alive, and brings it back if its last user had released it.
+  CUcontext primary = nullptr;
+  check(d.cuDevicePrimaryCtxRetain(&primary, device), "cuDevicePrimaryCtxRetain");
+  if (primary == context) return Context(context, device, true);
+  d.cuDevicePrimaryCtxRelease(device);
   return Context(context, device, false);
 }
 

@@ -1,7 +1,9 @@
 // Owns which CUDA context the runtime works in. A Context is either the one current on the
 // calling thread when it was made (a framework's, or one the caller created) or the primary
-// context of a device, retained for the Context's lifetime and made current on the calling
-// thread when none was (as the CUDA runtime does on first use). ContextScope makes a context
+// context of a device, made current on the calling thread when none was (as the CUDA runtime
+// does on first use). A primary context is retained for the Context's lifetime (also when it
+// was found current: a primary context whose users all released it is inactive until
+// retained again). ContextScope makes a context
 // current for a scope only when it is not already, so a launch from the right thread costs one
 // cuCtxGetCurrent.
 #pragma once

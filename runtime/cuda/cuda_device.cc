@@ -7,9 +7,9 @@ namespace fuserc::cuda {
 
 void launch_kernel(const DriverApi& d, CUfunction f, const char* name, const LaunchDims& dims,
                    CUstream stream, void** args) {
-  CUresult r = d.cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
-                                dims.block[1], dims.block[2], dims.dynamic_shared_bytes, stream,
-                                args, nullptr);
+  CUresult r =
+      d.cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1],
+                       dims.block[2], dims.dynamic_shared_bytes, stream, args, nullptr);
   if (r != CUDA_SUCCESS)
     fail(r, std::string("launching kernel ") + name + " (" + describe_dims(dims) + ")");
 }
@@ -41,17 +41,17 @@ void CudaDevice::release(void* p) {
 void CudaDevice::to_device(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   ContextScope scope(context_.get());
-  check(driver_->cuMemcpyHtoD(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(dst)), src,
-                              bytes),
-        "copying inputs to the device");
+  check(
+      driver_->cuMemcpyHtoD(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(dst)), src, bytes),
+      "copying inputs to the device");
 }
 
 void CudaDevice::to_host(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   ContextScope scope(context_.get());
-  check(driver_->cuMemcpyDtoH(dst, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(src)),
-                              bytes),
-        "copying outputs from the device");
+  check(
+      driver_->cuMemcpyDtoH(dst, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(src)), bytes),
+      "copying outputs from the device");
 }
 
 void CudaDevice::fill_zero(void* dst, size_t bytes) {
@@ -65,11 +65,11 @@ void CudaDevice::fill_zero(void* dst, size_t bytes) {
 void CudaDevice::launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,
                         void** args) {
   ContextScope scope(context_.get());
-  auto& modules = modules_[&exe];
+  auto& modules = modules_[exe.id()];
   if (!modules) modules = std::make_unique<KernelModules>(exe, context_);
   CUfunction f = modules->function(kernel, dims.dynamic_shared_bytes);
-  launch_kernel(*driver_, f, exe.metadata().kernels()->Get(kernel)->name()->c_str(), dims,
-                nullptr, args);
+  launch_kernel(*driver_, f, exe.metadata().kernels()->Get(kernel)->name()->c_str(), dims, nullptr,
+                args);
 }
 
 void CudaDevice::synchronize() {

@@ -32,7 +32,9 @@ class CudaDevice : public Device {
  private:
   Context context_;
   const DriverApi* driver_;
-  std::map<const Executable*, std::unique_ptr<KernelModules>> modules_;
+  // By executable id (an address may be reused by a later executable). The kernels of an
+  // executable stay loaded until the device is destroyed.
+  std::map<uint64_t, std::unique_ptr<KernelModules>> modules_;
 };
 
 // Launches `f` (kernel `name`) on `stream`; a failure names the kernel and its geometry.

@@ -104,8 +104,8 @@ Loaded load_driver() {
     t.cuGetErrorName(r, &name);
     t.cuGetErrorString(r, &text);
     out.error = "no usable CUDA driver: cuInit failed with " +
-                std::string(name ? name : std::to_string(r)) + " (" + (text ? text : "?") +
-                ")" + (r == CUDA_ERROR_NO_DEVICE ? "; no GPU is visible to this process" : "");
+                std::string(name ? name : std::to_string(r)) + " (" + (text ? text : "?") + ")" +
+                (r == CUDA_ERROR_NO_DEVICE ? "; no GPU is visible to this process" : "");
   }
   return out;
 }

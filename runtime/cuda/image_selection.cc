@@ -16,13 +16,14 @@ ImageChoice choose_image(int device_arch, const std::vector<int>& cubin_archs, i
   std::string device = device_name + " (" + sm(device_arch) + ")";
   std::string have;
   for (int a : cubin_archs) have += (have.empty() ? "" : ", ") + sm(a);
-  if (ptx_arch > 0) have += (have.empty() ? "" : ", ") + ("PTX for compute_" + std::to_string(ptx_arch));
+  if (ptx_arch > 0)
+    have += (have.empty() ? "" : ", ") + ("PTX for compute_" + std::to_string(ptx_arch));
   if (have.empty()) have = "no code at all";
   if (min_compute_capability > device_arch) {
     c.refusal = "kernel " + kernel + " needs compute capability " +
                 std::to_string(min_compute_capability / 10) + "." +
-                std::to_string(min_compute_capability % 10) + " or newer; the device is " +
-                device + " (the package has " + have + ")";
+                std::to_string(min_compute_capability % 10) + " or newer; the device is " + device +
+                " (the package has " + have + ")";
     return c;
   }
   int best = -1;

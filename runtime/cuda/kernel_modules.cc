@@ -31,16 +31,17 @@ std::string jit_compile(const DriverApi& d, std::string_view ptx, const std::str
     CUlinkState s;
     ~Destroy() { d.cuLinkDestroy(s); }
   } destroy{d, state};
-  CUresult r = d.cuLinkAddData(state, kJitInputPtx, text.data(), text.size() + 1, kernel.c_str(),
-                               0, nullptr, nullptr);
+  CUresult r = d.cuLinkAddData(state, kJitInputPtx, text.data(), text.size() + 1, kernel.c_str(), 0,
+                               nullptr, nullptr);
   void* cubin = nullptr;
   size_t bytes = 0;
   if (r == CUDA_SUCCESS) r = d.cuLinkComplete(state, &cubin, &bytes);
   if (r != CUDA_SUCCESS) {
     std::string why = log[0] ? std::string(": ") + log : "";
     if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-      why += " (the driver is older than the NVRTC that wrote the package; update the driver "
-             "or compile for this GPU's architecture)";
+      why +=
+          " (the driver is older than the NVRTC that wrote the package; update the driver "
+          "or compile for this GPU's architecture)";
     fail(r, "JIT compiling the PTX of kernel " + kernel + why);
   }
   return std::string(static_cast<const char*>(cubin), bytes);  // copied before the destroy
@@ -54,7 +55,9 @@ int jit_compilations() {
 }
 
 KernelModules::KernelModules(const Executable& exe, const Context& context)
-    : exe_(exe), context_(context), driver_(&driver()),
+    : exe_(exe),
+      context_(context),
+      driver_(&driver()),
       entries_(exe.metadata().kernels()->size()) {}
 
 KernelModules::~KernelModules() {
@@ -97,8 +100,8 @@ CUfunction KernelModules::function(uint32_t kernel, uint32_t dynamic_shared) {
     if (e.choice.kind == ImageChoice::Kind::Cubin) {
       for (const auto* b : *k->binaries())
         if (b->arch() == e.choice.arch) {
-          image = exe_.package().blob(*b->cubin(), "sm_" + std::to_string(b->arch()) +
-                                                       " cubin of kernel " + name);
+          image = exe_.package().blob(
+              *b->cubin(), "sm_" + std::to_string(b->arch()) + " cubin of kernel " + name);
           e.static_shared = static_cast<uint32_t>(std::max(0, b->shared_bytes()));
         }
     } else {

@@ -83,15 +83,14 @@ void bench(const std::string& path) {
   cuda::check(d.cuStreamCreate(&stream, cuda::kStreamNonBlocking), "cuStreamCreate");
   auto wait = [&] { cuda::check(d.cuStreamSynchronize(stream), "a kernel failed"); };
 
-  double bind_ns = ns_per_call(1000, [&] { pkg->bind(symbols); }, [] {});
-  double bind_shapes_ns = ns_per_call(1000, [&] { pkg->bind_shapes(shapes); }, [] {});
+  double bind_ns = ns_per_call(
+      1000, [&] { pkg->bind(symbols); }, [] {});
+  double bind_shapes_ns = ns_per_call(
+      1000, [&] { pkg->bind_shapes(shapes); }, [] {});
   double launch_ns = ns_per_call(
       50, [&] { plan->launch(stream, inputs.data(), outputs.data(), ws, ws_bytes); }, wait);
   double bind_launch_ns = ns_per_call(
-      50,
-      [&] {
-        pkg->bind(symbols)->launch(stream, inputs.data(), outputs.data(), ws, ws_bytes);
-      },
+      50, [&] { pkg->bind(symbols)->launch(stream, inputs.data(), outputs.data(), ws, ws_bytes); },
       wait);
 
   fuserc_package* cp = nullptr;
@@ -100,10 +99,39 @@ void bench(const std::string& path) {
       fuserc_bind(cp, symbols.data(), static_cast<int32_t>(symbols.size()), &cplan) != FUSERC_OK)
     throw std::runtime_error(fuserc_last_error());
   double c_launch_ns = ns_per_call(
-      50, [&] { fuserc_launch(cplan, stream, inputs.data(), outputs.data(), ws, ws_bytes); },
-      wait);
+      50, [&] { fuserc_launch(cplan, stream, inputs.data(), outputs.data(), ws, ws_bytes); }, wait);
   auto graph = plan->capture(stream, inputs.data(), outputs.data(), ws, ws_bytes);
-  double graph_ns = ns_per_call(50, [&] { graph->launch(stream); }, wait);
+  double graph_ns = ns_per_call(
+      50, [&] { graph->launch(stream); }, wait);
+  // The floor: the driver alone launching the plan's kernels (cuLaunchKernel with arguments
+  // prepared beforehand), so that the runtime's share can be told from the driver's.
+  std::vector<std::vector<uint64_t>> storage;
+  std::vector<std::vector<void*>> params;
+  std::vector<cuda::CUfunction> functions;
+  ArgBases bases;
+  bases.inputs = inputs.data();
+  bases.outputs = outputs.data();
+  bases.workspace = static_cast<uint8_t*>(ws);
+  for (const PlannedLaunch& l : plan->launches().launches()) {
+    storage.emplace_back(std::max<uint32_t>(l.num_args, 1));
+    plan->launches().write_args(l, bases, storage.back().data());
+    params.emplace_back();
+    for (auto& v : storage.back()) params.back().push_back(&v);
+    functions.push_back(pkg->state().modules->function(l.kernel, l.dims.dynamic_shared_bytes));
+  }
+  const auto& launches = plan->launches().launches();
+  if (plan->launches().counter_bytes() > 0)  // the counters are the plan's own memory
+    throw std::runtime_error("the driver-alone baseline needs a package without counters");
+  double driver_ns = ns_per_call(
+      50,
+      [&] {
+        for (size_t i = 0; i < launches.size(); ++i) {
+          const LaunchDims& g = launches[i].dims;
+          d.cuLaunchKernel(functions[i], g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1],
+                           g.block[2], g.dynamic_shared_bytes, stream, params[i].data(), nullptr);
+        }
+      },
+      wait);
   wait();
   fuserc_plan_free(cplan);
   fuserc_package_free(cp);
@@ -114,11 +142,11 @@ void bench(const std::string& path) {
   std::printf(
       "%-14s %zu kernel%s: first bind %8.1f us | bind (cached) %6.3f us, from shapes %6.3f us | "
       "launch %6.2f us (%5.2f us/kernel) | bind+launch %6.2f us (%5.2f us/kernel) | C launch "
-      "%6.2f us | graph launch %6.2f us\n",
+      "%6.2f us | graph launch %6.2f us | driver alone %6.2f us (%5.2f us/kernel)\n",
       m.name()->c_str(), kernels, kernels == 1 ? " " : "s", first_bind_us, bind_ns / 1e3,
       bind_shapes_ns / 1e3, launch_ns / 1e3, launch_ns / 1e3 / static_cast<double>(kernels),
-      bind_launch_ns / 1e3, bind_launch_ns / 1e3 / static_cast<double>(kernels),
-      c_launch_ns / 1e3, graph_ns / 1e3);
+      bind_launch_ns / 1e3, bind_launch_ns / 1e3 / static_cast<double>(kernels), c_launch_ns / 1e3,
+      graph_ns / 1e3, driver_ns / 1e3, driver_ns / 1e3 / static_cast<double>(kernels));
 }
 
 }  // namespace

@@ -65,9 +65,7 @@ struct FakeDriver::Impl {
   int events = 0;
   std::unique_ptr<EmulatorDevice> emulator = std::make_unique<EmulatorDevice>();
 
-  FakeStream& stream(CUstream s) {
-    return s ? *reinterpret_cast<FakeStream*>(s) : default_stream;
-  }
+  FakeStream& stream(CUstream s) { return s ? *reinterpret_cast<FakeStream*>(s) : default_stream; }
   // Runs `step` now, or records it when the stream is being captured.
   CUresult enqueue(CUstream s, std::function<void()> step) {
     FakeStream& st = stream(s);
@@ -195,7 +193,10 @@ FakeDriver::FakeDriver(FakeDeviceSpec spec) : spec_(std::move(spec)), impl_(new 
     if (std::memcmp(b, "FAKEJIT:", 8) == 0) {
       what = std::string(reinterpret_cast<const char*>(b) + 8);
       mod->kernel = what.substr(what.find(" of ") + 4);
-    } else if (std::memcmp(b, "\x7f" "ELF", 4) == 0) {
+    } else if (std::memcmp(b,
+                           "\x7f"
+                           "ELF",
+                           4) == 0) {
       // A cubin: its size is the end of whatever lies furthest (ELF64: section and program
       // headers, and every section with contents).
       auto u64 = [&](size_t off) {
@@ -210,7 +211,8 @@ FakeDriver::FakeDriver(FakeDeviceSpec spec) : spec_(std::move(spec)), impl_(new 
       };
       uint64_t shoff = u64(0x28), phoff = u64(0x20);
       uint16_t shentsize = u16(0x3A), shnum = u16(0x3C), phentsize = u16(0x36), phnum = u16(0x38);
-      uint64_t end = std::max(shoff + uint64_t{shentsize} * shnum, phoff + uint64_t{phentsize} * phnum);
+      uint64_t end =
+          std::max(shoff + uint64_t{shentsize} * shnum, phoff + uint64_t{phentsize} * phnum);
       for (uint16_t i = 0; i < shnum; ++i) {
         size_t h = shoff + size_t{i} * shentsize;
         uint32_t type;
@@ -359,21 +361,18 @@ FakeDriver::FakeDriver(FakeDeviceSpec spec) : spec_(std::move(spec)), impl_(new 
   t.cuMemcpyHtoDAsync = [](CUdeviceptr d, const void* s, size_t n, CUstream st) {
     HeapCountPause pause;
     ++g_fake->copies;
-    return g_fake->impl().enqueue(
-        st, [=] { std::memcpy(reinterpret_cast<void*>(d), s, n); });
+    return g_fake->impl().enqueue(st, [=] { std::memcpy(reinterpret_cast<void*>(d), s, n); });
   };
   t.cuMemcpyDtoHAsync = [](void* d, CUdeviceptr s, size_t n, CUstream st) {
     HeapCountPause pause;
     ++g_fake->copies;
-    return g_fake->impl().enqueue(
-        st, [=] { std::memcpy(d, reinterpret_cast<const void*>(s), n); });
+    return g_fake->impl().enqueue(st, [=] { std::memcpy(d, reinterpret_cast<const void*>(s), n); });
   };
   t.cuMemcpyDtoDAsync = [](CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
     HeapCountPause pause;
     ++g_fake->copies;
-    return g_fake->impl().enqueue(st, [=] {
-      std::memcpy(reinterpret_cast<void*>(d), reinterpret_cast<const void*>(s), n);
-    });
+    return g_fake->impl().enqueue(
+        st, [=] { std::memcpy(reinterpret_cast<void*>(d), reinterpret_cast<const void*>(s), n); });
   };
   t.cuMemsetD8Async = [](CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
     HeapCountPause pause;

@@ -128,8 +128,8 @@ inline PlanBuffers upload_inputs(const rt::Plan& plan, const TensorMap& inputs,
     std::vector<int64_t> shape = plan.output_shape(j);
     HostTensor probe(static_cast<DType>(t->dtype()), shape);
     // An output that is a strided input's memory cannot be copied elsewhere.
-    bool strided_input = t->source_input() >= 0 &&
-                         m.inputs()->Get(t->source_input())->stride_slots()->size() > 0;
+    bool strided_input =
+        t->source_input() >= 0 && m.inputs()->Get(t->source_input())->stride_slots()->size() > 0;
     b.outputs.push_back(strided_input ? nullptr : mem.alloc(probe.nbytes()));
     b.output_shapes.push_back(shape);
   }

@@ -2,12 +2,13 @@
 // records every driver call and runs the launched kernels in the CPU emulator, so binding,
 // image selection, the workspace and counters, argument passing, CUDA graphs, contexts and the
 // errors are checked against the reference interpreter.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -16,10 +17,10 @@
 #include "cmd/bench_gpu.h"
 #include "cuda_test_util.h"
 #include "fake_driver.h"
+#include "runtime/api/package_state.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/image_selection.h"
 #include "runtime/cuda/kernel_modules.h"
-#include "runtime/api/package_state.h"
 #include "runtime/run_package.h"
 #include "tensor_compare.h"
 
@@ -86,14 +87,14 @@ TEST_CASE("image selection follows CUDA's compatibility rules", "[cuda_fake]") {
     return std::make_pair(c.kind, c.arch);
   };
   using K = ImageChoice::Kind;
-  CHECK(pick(90, {80, 90}, 80) == std::make_pair(K::Cubin, 90));  // exact
-  CHECK(pick(86, {80, 90}, 80) == std::make_pair(K::Cubin, 80));  // same major, lower minor
+  CHECK(pick(90, {80, 90}, 80) == std::make_pair(K::Cubin, 90));      // exact
+  CHECK(pick(86, {80, 90}, 80) == std::make_pair(K::Cubin, 80));      // same major, lower minor
   CHECK(pick(89, {80, 86, 90}, 80) == std::make_pair(K::Cubin, 86));  // the best such
-  CHECK(pick(87, {80, 89}, 80) == std::make_pair(K::Cubin, 80));  // never a higher minor
-  CHECK(pick(100, {80, 90}, 80) == std::make_pair(K::Ptx, 80));   // no cubin across majors
+  CHECK(pick(87, {80, 89}, 80) == std::make_pair(K::Cubin, 80));      // never a higher minor
+  CHECK(pick(100, {80, 90}, 80) == std::make_pair(K::Ptx, 80));       // no cubin across majors
   CHECK(pick(120, {90}, 90) == std::make_pair(K::Ptx, 90));
   CHECK(pick(90, {}, 80) == std::make_pair(K::Ptx, 80));
-  CHECK(pick(75, {80, 90}, 80).first == K::None);  // PTX too new for the device
+  CHECK(pick(75, {80, 90}, 80).first == K::None);   // PTX too new for the device
   CHECK(pick(90, {90}, 80, 100).first == K::None);  // the kernel needs a newer GPU
   ImageChoice none = cuda::choose_image(75, {80, 90}, 80, 0, "g_k0", "Tesla T4");
   CHECK(none.refusal ==
@@ -104,8 +105,7 @@ TEST_CASE("image selection follows CUDA's compatibility rules", "[cuda_fake]") {
         "package has sm_90, PTX for compute_90)");
 }
 
-TEST_CASE("a plan launched through the driver computes what the interpreter does",
-          "[cuda_fake]") {
+TEST_CASE("a plan launched through the driver computes what the interpreter does", "[cuda_fake]") {
   FakeDriver fake;
   auto pkg = rt::Package::from_bytes(mix_package(), "mix.fpkg");
   fake.register_package(pkg->executable(), true);
@@ -137,8 +137,7 @@ TEST_CASE("a plan launched through the driver computes what the interpreter does
   CHECK(fake.memsets == 1);  // the counters were zeroed once, before the first launch
 }
 
-TEST_CASE("launching allocates nothing, never synchronises, reuses its workspace",
-          "[cuda_fake]") {
+TEST_CASE("launching allocates nothing, never synchronises, reuses its workspace", "[cuda_fake]") {
   FakeDriver fake;
   auto pkg = rt::Package::from_bytes(mix_package(), "mix.fpkg");
   fake.register_package(pkg->executable(), false);  // record launches only
@@ -171,10 +170,9 @@ TEST_CASE("launching allocates nothing, never synchronises, reuses its workspace
     CHECK(heap.allocations() == 0);
   }
   CHECK(fake.allocations == before);
-  CHECK(error_of([&] {
-          plan2->launch(nullptr, b.inputs.data(), b.outputs.data(), ws, 1000);
-        }) == "mix.fpkg: the workspace has 1000 B but this binding needs " +
-                  std::to_string(plan2->workspace_bytes()) + " B (workspace_bytes())");
+  CHECK(error_of([&] { plan2->launch(nullptr, b.inputs.data(), b.outputs.data(), ws, 1000); }) ==
+        "mix.fpkg: the workspace has 1000 B but this binding needs " +
+            std::to_string(plan2->workspace_bytes()) + " B (workspace_bytes())");
 }
 
 TEST_CASE("each kernel runs the cubin for the device, a compatible one, or the PTX",
@@ -222,7 +220,9 @@ TEST_CASE("a device the package has no code for is refused, naming both architec
   turing.cc_minor = 5;
   FakeDriver fake(turing);
   auto pkg = rt::Package::from_bytes(mix_package(), "mix.fpkg");
-  CHECK(error_of([&] { pkg->bind({257, 300}); }) ==
+  CHECK(error_of([&] {
+          pkg->bind({257, 300});
+        }) ==
         "mix.fpkg: kernel runtime_mix_k0_i32 cannot run on Tesla T4 (sm_75): the package has "
         "sm_80, sm_90, PTX for compute_80 (recompile with --arch sm_75)");
   CHECK(failure_of([&] { pkg->bind({257, 300}); }) == Failure::NoCompatibleKernel);
@@ -267,15 +267,17 @@ TEST_CASE("launch failures name the kernel, its grid, block and shared memory", 
   const int64_t* strides[4] = {contiguous, nullptr, nullptr, nullptr};
   CHECK(error_of([&] {
           plan->launch(nullptr, b.inputs.data(), b.outputs.data(), nullptr, 0, strides);
-        }) == "mix.fpkg: input 'x' has strides [257, 1] but the package needs [1, 300] (copy "
-              "it to that layout first)");
+        }) ==
+        "mix.fpkg: input 'x' has strides [257, 1] but the package needs [1, 300] (copy "
+        "it to that layout first)");
   CHECK(fake.launches.size() == launched + 3);  // only the good launch ran
 
   // Out of device memory at bind: the allocation that failed is named.
   auto pkg2 = rt::Package::from_bytes(mix_package(), "mix2.fpkg");
   fake.fail_next_alloc = cuda::CUDA_ERROR_OUT_OF_MEMORY;
-  CHECK(error_of([&] { pkg2->bind({257, 300}); }) ==
-        "allocating grid-reduction counters: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  CHECK(error_of([&] {
+          pkg2->bind({257, 300});
+        }) == "allocating grid-reduction counters: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
 }
 
 TEST_CASE("kernels opt in to large shared memory, within the device's limit", "[cuda_fake]") {
@@ -294,29 +296,36 @@ TEST_CASE("kernels opt in to large shared memory, within the device's limit", "[
         "static); Fake GPU (sm_90) allows at most 232448 B");
 }
 
-TEST_CASE("the runtime works in the current context, or retains the primary one",
-          "[cuda_fake]") {
+TEST_CASE("the runtime works in the current context, or retains the primary one", "[cuda_fake]") {
   FakeDriver fake;
+  auto held = [&] { return fake.primary_retains - fake.primary_releases; };
   {
     auto pkg = rt::Package::from_bytes(mix_package(), "mix.fpkg");
     auto plan = pkg->bind({257, 300});
-    CHECK(fake.primary_retains == 1);
+    CHECK(held() == 1);
     cuda::CUcontext current = nullptr;
     fake.table().cuCtxGetCurrent(&current);
     CHECK(current == pkg->state().context->get());  // made current, as cudart does
     pkg.reset();
-    CHECK(fake.primary_releases == 0);  // the plan still holds it
+    CHECK(held() == 1);  // the plan still holds it
   }
-  CHECK(fake.primary_releases == 1);
+  CHECK(held() == 0);
+  {
+    // The primary context is still current, but nobody holds it: it is retained again.
+    auto pkg = rt::Package::from_bytes(mix_package(), "mix.fpkg");
+    pkg->bind({257, 300});
+    CHECK(held() == 1);
+  }
+  CHECK(held() == 0);
 
-  // A framework's context, current on this thread: used, not retained.
+  // A framework's own context, current on this thread: used, not held.
   fake.set_current(fake.user_context());
   auto pkg = rt::Package::from_bytes(mix_package(), "mix.fpkg");
   pkg->bind({257, 300});
   CHECK(pkg->state().context->get() == fake.user_context());
-  CHECK(fake.primary_retains == 1);
+  CHECK(held() == 0);
 
-  // A context given explicitly, with another one current at launch: pushed and popped.
+  // A context given explicitly, with none current at launch: pushed and popped.
   fake.set_current(nullptr);
   rt::LoadOptions o;
   o.context = fake.user_context();
@@ -324,12 +333,16 @@ TEST_CASE("the runtime works in the current context, or retains the primary one"
   fake.register_package(pkg2->executable(), false);
   auto plan2 = pkg2->bind({257, 300});
   DeviceBuffers mem;
+  fake.set_current(fake.user_context());
   PlanBuffers b = upload_inputs(*plan2, mix_inputs(300, 257, 1).inputs, mem);
+  fake.set_current(nullptr);
+  size_t launched = fake.launches.size();
   plan2->launch(nullptr, b.inputs.data(), b.outputs.data());
+  CHECK(fake.launches.size() == launched + 3);
   cuda::CUcontext current = nullptr;
   fake.table().cuCtxGetCurrent(&current);
   CHECK(current == nullptr);
-  CHECK(fake.primary_retains == 1);
+  CHECK(held() == 0);
 }
 
 TEST_CASE("a plan captured into a CUDA graph replays every kernel", "[cuda_fake]") {
@@ -370,8 +383,7 @@ TEST_CASE("run_package on the CUDA device: the whole `fuserc run` path", "[cuda_
   CHECK(fake.live_bytes() == 0);  // everything run_package allocated is freed
 }
 
-TEST_CASE("fuserc bench --gpu times every kernel and the plan through the runtime",
-          "[cuda_fake]") {
+TEST_CASE("fuserc bench --gpu times every kernel and the plan through the runtime", "[cuda_fake]") {
   FakeDriver fake;
   std::string path = (std::filesystem::temp_directory_path() /
                       ("fuserc_bench_mix_" + std::to_string(::getpid()) + ".fpkg"))
@@ -412,4 +424,28 @@ TEST_CASE("fuserc bench --gpu times every kernel and the plan through the runtim
           cmd::run_gpu_bench(o);
         }) == "--bind: the package has no symbol 'Q'");
   std::filesystem::remove(path);
+}
+
+TEST_CASE("a CUDA device running one package after another launches each one's kernels",
+          "[cuda_fake]") {
+  // Two executables at the same address, one after the other: the device must not take the
+  // second for the first (it keys its loaded kernels by Executable::id()).
+  FakeDriver fake;
+  cuda::CudaDevice device;
+  std::optional<Executable> exe;
+  exe.emplace(PackageView::from_bytes(mix_package(), "mix.fpkg"));
+  MixRun run = mix_inputs(5, 7, 1);
+  run_package(*exe, device, run.inputs, "in");
+  CHECK(fake.launches.back().kernel == "runtime_mix_k2_i32");
+  exe.reset();
+  exe.emplace(PackageView::from_bytes(
+      compile_with_nvrtc(R"({"fuserc": 1, "name": "other", "inputs": [{"name": "x",
+        "dtype": "f32", "shape": [5]}], "ops": [{"op": "neg", "args": ["x"], "out": "y"}],
+        "outputs": ["y"]})",
+                         {90}),
+      "other.fpkg"));
+  TensorMap in;
+  in.emplace("x", HostTensor(DType::F32, {5}));
+  run_package(*exe, device, in, "in");
+  CHECK(fake.launches.back().kernel.rfind("other_k0", 0) == 0);
 }
