@@ -1,9 +1,9 @@
 #include "serde/compiled_view.h"
 
 #include "fuserc/version.h"
-#include "runtime/program_printer.h"
+#include "package/package_layout.h"
+#include "package/program_printer.h"
 #include "serde/expr_program.h"
-#include "serde/package_layout.h"
 
 namespace fuserc {
 namespace {

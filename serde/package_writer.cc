@@ -6,8 +6,8 @@
 #include "core/base/diagnostics.h"
 #include "core/base/file_io.h"
 #include "fuserc/version.h"
+#include "package/package_layout.h"
 #include "serde/expr_program.h"
-#include "serde/package_layout.h"
 
 namespace fuserc {
 namespace {

@@ -1,4 +1,4 @@
-#include "serde/package_reader.h"
+#include "package/package_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "core/base/content_hash.h"
 #include "core/base/diagnostics.h"
-#include "serde/package_layout.h"
+#include "package/package_layout.h"
 
 namespace fuserc {
 

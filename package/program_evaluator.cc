@@ -1,4 +1,4 @@
-#include "runtime/program_evaluator.h"
+#include "package/program_evaluator.h"
 
 #include <algorithm>
 

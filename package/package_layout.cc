@@ -1,4 +1,4 @@
-#include "serde/package_layout.h"
+#include "package/package_layout.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -1,4 +1,4 @@
-#include "runtime/program_printer.h"
+#include "package/program_printer.h"
 
 namespace fuserc {
 namespace {
