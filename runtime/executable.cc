@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "core/base/diagnostics.h"
-#include "package/program_evaluator.h"
+#include "serde/reader/program_evaluator.h"
 
 namespace fuserc {
 

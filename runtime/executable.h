@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/base/input_binding.h"
-#include "package/package_reader.h"
+#include "serde/reader/package_reader.h"
 
 namespace fuserc {
 

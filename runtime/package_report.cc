@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "core/base/dtype.h"
-#include "package/program_printer.h"
+#include "serde/reader/program_printer.h"
 
 namespace fuserc {
 namespace {

@@ -1,8 +1,8 @@
 #include "serde/compiled_view.h"
 
 #include "fuserc/version.h"
-#include "package/package_layout.h"
-#include "package/program_printer.h"
+#include "serde/reader/package_layout.h"
+#include "serde/reader/program_printer.h"
 #include "serde/expr_program.h"
 
 namespace fuserc {

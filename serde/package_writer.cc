@@ -6,7 +6,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/file_io.h"
 #include "fuserc/version.h"
-#include "package/package_layout.h"
+#include "serde/reader/package_layout.h"
 #include "serde/expr_program.h"
 
 namespace fuserc {

@@ -8,7 +8,7 @@
 
 #include "core/base/diagnostics.h"
 #include "fuserc/version.h"
-#include "package/program_printer.h"
+#include "serde/reader/program_printer.h"
 #include "runtime/api/package.h"
 #include "runtime/api/plan.h"
 #include "runtime/cuda/context.h"

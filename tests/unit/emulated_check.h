@@ -14,7 +14,7 @@
 #include "codegen/compile_fusion.h"
 #include "core/eval/interpreter.h"
 #include "core/eval/random_inputs.h"
-#include "package/package_reader.h"
+#include "serde/reader/package_reader.h"
 #include "runtime/emulator_device.h"
 #include "runtime/run_package.h"
 #include "serde/package_writer.h"

@@ -1,4 +1,4 @@
-#include "package/package_layout.h"
+#include "serde/reader/package_layout.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

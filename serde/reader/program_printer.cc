@@ -1,4 +1,4 @@
-#include "package/program_printer.h"
+#include "serde/reader/program_printer.h"
 
 namespace fuserc {
 namespace {

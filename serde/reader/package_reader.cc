@@ -1,4 +1,4 @@
-#include "package/package_reader.h"
+#include "serde/reader/package_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "core/base/content_hash.h"
 #include "core/base/diagnostics.h"
-#include "package/package_layout.h"
+#include "serde/reader/package_layout.h"
 
 namespace fuserc {
 

@@ -1,4 +1,4 @@
-#include "package/program_evaluator.h"
+#include "serde/reader/program_evaluator.h"
 
 #include <algorithm>
 
