@@ -2,6 +2,7 @@
 // wrap shared pointers, every exception becomes a status and a thread-local message.
 #include "runtime/api/fuserc_runtime.h"
 
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "runtime/api/plan.h"
 #include "runtime/cuda/context.h"
 #include "runtime/cuda/cuda_error.h"
+#include "runtime/package_report.h"
 
 namespace {
 
@@ -274,6 +276,29 @@ fuserc_status fuserc_package_input(const fuserc_package* p, int32_t index,
 fuserc_status fuserc_package_output(const fuserc_package* p, int32_t index,
                                     fuserc_tensor_info* out) {
   return tensor_info(p, index, false, out, "fuserc_package_output");
+}
+
+int32_t fuserc_package_is_emulated(const fuserc_package* p) {
+  return p && p->package->emulated() ? 1 : 0;
+}
+
+fuserc_status fuserc_package_inspect_json(const fuserc_package* p, const int64_t* values,
+                                          int32_t n, char* buffer, size_t buffer_size,
+                                          size_t* length) {
+  if (!p) return null_argument("fuserc_package_inspect_json", "package");
+  if (!length) return null_argument("fuserc_package_inspect_json", "length");
+  if (values && n != fuserc_package_num_symbols(p))
+    return set_error(FUSERC_ERROR_SHAPE,
+                     p->package->name() + ": " + std::to_string(n) + " symbol values for " +
+                         std::to_string(fuserc_package_num_symbols(p)) + " symbols");
+  return guarded(FUSERC_ERROR_SHAPE, [&] {
+    p->package->executable().package().verify_all();
+    std::shared_ptr<const fuserc::Binding> bound;
+    if (values) bound = p->package->sizes(std::vector<int64_t>(values, values + n));
+    std::string text = fuserc::package_json(p->package->executable(), bound.get()).dump(2);
+    *length = text.size();
+    if (buffer && buffer_size > text.size()) std::memcpy(buffer, text.c_str(), text.size() + 1);
+  });
 }
 
 fuserc_status fuserc_bind(fuserc_package* p, const int64_t* values, int32_t n, fuserc_plan** out) {

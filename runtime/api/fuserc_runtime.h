@@ -1,7 +1,8 @@
 /* fuserc_runtime.h: the plain C interface of the fuserc runtime (libfuserc.so, or the static
  * fuserc_loader library). It loads packages written by `fuserc compile` and runs them on an
  * NVIDIA GPU through the CUDA driver (libcuda.so.1, loaded when first needed; the CUDA runtime
- * library is not used, so this lives next to any framework in one process).
+ * library is not used, so this lives next to any framework in one process), or on the CPU in
+ * fuserc's CUDA emulator (load with device FUSERC_DEVICE_EMULATOR; no driver needed).
  *
  *   fuserc_package* pkg;    fuserc_package_load("model.fpkg", NULL, &pkg);
  *   fuserc_plan* plan;      fuserc_bind_shapes(pkg, shapes, ranks, n, &plan);  // once per shape
@@ -20,7 +21,12 @@
  * pointer to receive a copy. Intermediates and scratch live in a workspace of
  * fuserc_plan_workspace_bytes() (pass NULL to let the plan allocate one, once, on its first
  * launch that passes none; do that before capturing the stream into a graph yourself).
- * Launching never synchronises the host and never allocates (after that first launch). */
+ * Launching never synchronises the host and never allocates (after that first launch).
+ *
+ * A package loaded with options->device = FUSERC_DEVICE_EMULATOR runs each kernel's own CUDA
+ * source on the CPU instead (compiled once by the host C++ compiler, cached in
+ * $FUSERC_CACHE_DIR): every pointer (inputs, outputs, workspace) is host memory, the stream is
+ * NULL, and fuserc_launch returns when the kernels have run. CUDA graphs need a GPU. */
 #ifndef FUSERC_RUNTIME_H
 #define FUSERC_RUNTIME_H
 
@@ -33,6 +39,9 @@ extern "C" {
 
 /* Bumped when a declaration here changes incompatibly. */
 #define FUSERC_RUNTIME_ABI_VERSION 1
+
+/* fuserc_load_options.device: run the package in the CPU emulator rather than on a GPU. */
+#define FUSERC_DEVICE_EMULATOR (-1)
 
 typedef enum fuserc_status {
   FUSERC_OK = 0,
@@ -64,7 +73,8 @@ typedef struct fuserc_plan fuserc_plan;
 typedef struct fuserc_graph fuserc_graph;
 
 typedef struct fuserc_load_options {
-  int32_t device; /* the device whose primary context is used when none is current (0) */
+  int32_t device; /* the CUDA device whose primary context is used when none is current (0),
+                     or FUSERC_DEVICE_EMULATOR: host memory, kernels run on the CPU */
   void* context;  /* a CUcontext to run in (kept alive by the caller), or NULL */
 } fuserc_load_options;
 
@@ -114,6 +124,15 @@ fuserc_status fuserc_package_input(const fuserc_package* package, int32_t index,
                                    fuserc_tensor_info* out);
 fuserc_status fuserc_package_output(const fuserc_package* package, int32_t index,
                                     fuserc_tensor_info* out);
+/* 1 when the package runs in the CPU emulator (loaded with FUSERC_DEVICE_EMULATOR), else 0. */
+int32_t fuserc_package_is_emulated(const fuserc_package* package);
+/* What `fuserc inspect --json` prints for the package (the same keys and values), with
+ * `symbol_values` (package order) also the sizes they give, or unbound when it is NULL. Written
+ * to `buffer` NUL-terminated when `buffer_size` holds it (else nothing is written); `*length`
+ * gets the text's length without the NUL (call with buffer NULL, size 0 to learn it). */
+fuserc_status fuserc_package_inspect_json(const fuserc_package* package,
+                                          const int64_t* symbol_values, int32_t num_symbols,
+                                          char* buffer, size_t buffer_size, size_t* length);
 
 /* ---- binding a shape (cached per shape: binding one seen before is cheap). The first bind
  * chooses the CUDA context and loads the kernels. */
@@ -132,7 +151,8 @@ fuserc_status fuserc_plan_input_shape(const fuserc_plan* plan, int32_t index, in
 fuserc_status fuserc_plan_input_strides(const fuserc_plan* plan, int32_t index, int64_t* strides);
 fuserc_status fuserc_plan_output_shape(const fuserc_plan* plan, int32_t index, int64_t* shape);
 
-/* ---- launching. `stream` is a CUstream / cudaStream_t (NULL: the legacy default stream). */
+/* ---- launching. `stream` is a CUstream / cudaStream_t (NULL: the legacy default stream; it
+ * must be NULL for the emulator, where the call returns once the kernels have run). */
 fuserc_status fuserc_launch(fuserc_plan* plan, void* stream, const void* const* inputs,
                             void* const* outputs, void* workspace, size_t workspace_bytes);
 /* The same, checking the inputs' strides (input_strides[i]: NULL, or the buffer's strides in

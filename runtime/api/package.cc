@@ -16,9 +16,10 @@ void PackageState::ensure_context() {
 }
 
 Package::Package(std::unique_ptr<Executable> exe, LoadOptions options)
-    : state_(std::make_shared<PackageState>()) {
+    : state_(std::make_shared<PackageState>()), options_device_(options.device) {
   state_->exe = std::move(exe);
   state_->options = options;
+  if (state_->emulated()) state_->emulator = std::make_unique<EmulatorDevice>();
 }
 
 Package::~Package() = default;
@@ -57,7 +58,7 @@ std::shared_ptr<Plan> Package::bind(const std::vector<int64_t>& symbols) {
     }
   }
   auto binding = state_->exe->bind(symbols);
-  {
+  if (!state_->emulated()) {
     std::lock_guard<std::mutex> state_lock(state_->mutex);
     state_->ensure_context();
   }
@@ -65,6 +66,10 @@ std::shared_ptr<Plan> Package::bind(const std::vector<int64_t>& symbols) {
   plans_.push_front(plan);
   if (plans_.size() > kPlanCacheCapacity) plans_.pop_back();
   return plan;
+}
+
+std::shared_ptr<const Binding> Package::sizes(const std::vector<int64_t>& symbols) {
+  return state_->exe->bind(symbols);
 }
 
 std::shared_ptr<Plan> Package::bind_shapes(const std::vector<std::vector<int64_t>>& shapes) {

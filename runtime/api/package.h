@@ -10,7 +10,8 @@
 // current, as the CUDA runtime does). Binding loads the kernels the plan needs (the cubin for
 // the device, a compatible one, or the PTX JIT-compiled once per process), opts in to large
 // shared memory, allocates the zeroed counters of grid reductions, and returns a Plan (see
-// runtime/api/plan.h), cached per shape signature.
+// runtime/api/plan.h), cached per shape signature. With LoadOptions::device = kEmulatorDevice
+// no GPU is involved: plans run the kernels on the CPU in fuserc's CUDA emulator, on host memory.
 // The plain C interface over this is runtime/api/fuserc_runtime.h.
 #pragma once
 
@@ -28,8 +29,12 @@ namespace fuserc::rt {
 class Plan;
 struct PackageState;  // runtime/api/package_state.h: what a Package and its Plans share
 
+// LoadOptions::device for running in the CPU emulator (FUSERC_DEVICE_EMULATOR in the C API).
+inline constexpr int kEmulatorDevice = -1;
+
 struct LoadOptions {
-  int device = 0;           // the device whose primary context is used when none is current
+  int device = 0;           // the device whose primary context is used when none is current,
+                            // or kEmulatorDevice
   void* context = nullptr;  // a CUcontext to run in (the caller keeps it alive), or null
 };
 
@@ -47,12 +52,15 @@ class Package {
 
   const Executable& executable() const;
   const std::string& name() const;
+  bool emulated() const { return options_device_ == kEmulatorDevice; }
 
   // A plan for symbol values (package order) or the inputs' shapes (graph order; a scalar's
   // shape is empty). Throws UserError when the shapes are refused, cuda::CudaError for the
   // GPU (no driver, no compatible kernel, ...).
   std::shared_ptr<Plan> bind(const std::vector<int64_t>& symbols);
   std::shared_ptr<Plan> bind_shapes(const std::vector<std::vector<int64_t>>& input_shapes);
+  // The sizes symbol values give (no GPU work, no kernel loaded): for describing a binding.
+  std::shared_ptr<const Binding> sizes(const std::vector<int64_t>& symbols);
 
   // The GPU state the plans share (the context and the loaded kernels).
   const PackageState& state() const { return *state_; }
@@ -62,6 +70,7 @@ class Package {
  private:
   Package(std::unique_ptr<Executable> exe, LoadOptions options);
   std::shared_ptr<PackageState> state_;
+  int options_device_;
   std::mutex mutex_;
   std::list<std::shared_ptr<Plan>> plans_;  // most recently used first
 };

@@ -1,5 +1,6 @@
 #include "runtime/api/plan.h"
 
+#include "runtime/api/host_launcher.h"
 #include "runtime/api/package_state.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_error.h"
@@ -24,18 +25,32 @@ std::string list(const int64_t* v, size_t n) {
 
 Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> binding)
     : state_(std::move(state)),
-      driver_(&cuda::driver()),
+      driver_(state_->emulated() ? nullptr : &cuda::driver()),
       binding_(std::move(binding)),
       plan_(*state_->exe, *binding_) {
   const fb::Metadata& m = state_->exe->metadata();
+  for (const PlannedLaunch& l : plan_.launches())
+    names_.push_back(m.kernels()->Get(l.kernel)->name()->c_str());
+  describe_tensors();
+  if (state_->emulated()) {
+    host_ = std::make_unique<HostLauncher>(state_, plan_);
+    return;
+  }
   const cuda::DriverApi& d = table();
   cuda::ContextScope scope(state_->context->get());
-  for (const PlannedLaunch& l : plan_.launches()) {
+  for (const PlannedLaunch& l : plan_.launches())
     functions_.push_back(state_->modules->function(l.kernel, l.dims.dynamic_shared_bytes));
-    names_.push_back(m.kernels()->Get(l.kernel)->name()->c_str());
-  }
   storage_.resize(std::max<uint32_t>(plan_.max_args(), 1));
   for (uint64_t& slot : storage_) params_.push_back(&slot);
+  if (plan_.counter_bytes() > 0) {
+    cuda::CUdeviceptr p = 0;
+    cuda::check(d.cuMemAlloc(&p, plan_.counter_bytes()), "allocating grid-reduction counters");
+    counters_ = p;
+  }
+}
+
+void Plan::describe_tensors() {
+  const fb::Metadata& m = state_->exe->metadata();
   for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
     const fb::Tensor* t = m.inputs()->Get(i);
     input_scalar_.push_back(t->scalar());
@@ -64,11 +79,6 @@ Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> b
       }
     }
     output_in_strided_input_.push_back(strided);
-  }
-  if (plan_.counter_bytes() > 0) {
-    cuda::CUdeviceptr p = 0;
-    cuda::check(d.cuMemAlloc(&p, plan_.counter_bytes()), "allocating grid-reduction counters");
-    counters_ = p;
   }
 }
 
@@ -132,6 +142,14 @@ void Plan::check_pointers(const void* const* inputs, void* const* outputs,
   }
 }
 
+void Plan::check_host_stream(void* stream) const {
+  if (stream)
+    throw CudaError(Failure::InvalidArgument,
+                    state_->exe->package().name() +
+                        ": this package runs in the CPU emulator: pass a NULL stream and host "
+                        "memory");
+}
+
 uint8_t* Plan::workspace_for(void* workspace, size_t size) {
   uint64_t need = plan_.workspace_bytes();
   if (need == 0) return static_cast<uint8_t*>(workspace);
@@ -170,6 +188,12 @@ ArgBases Plan::prepare(void* stream, const void* const* inputs, void* const* out
 void Plan::launch(void* stream, const void* const* inputs, void* const* outputs, void* workspace,
                   size_t workspace_size, const int64_t* const* input_strides) {
   check_pointers(inputs, outputs, input_strides);
+  if (host_) {
+    check_host_stream(stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    host_->launch(0, plan_.launches().size(), inputs, outputs, workspace, workspace_size);
+    return;
+  }
   const cuda::DriverApi& d = table();
   auto s = static_cast<cuda::CUstream>(stream);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -196,6 +220,13 @@ void Plan::launch(void* stream, const void* const* inputs, void* const* outputs,
 void Plan::launch_one(size_t i, void* stream, const void* const* inputs, void* const* outputs,
                       void* workspace, size_t workspace_size) {
   check_pointers(inputs, outputs, nullptr);
+  if (host_) {
+    check_host_stream(stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    (void)plan_.launches().at(i);  // range check
+    host_->launch(i, i + 1, inputs, outputs, workspace, workspace_size);
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   cuda::ContextScope scope(state_->context->get());
   ArgBases bases = prepare(stream, inputs, outputs, workspace, workspace_size);
@@ -207,6 +238,10 @@ void Plan::launch_one(size_t i, void* stream, const void* const* inputs, void* c
 
 std::unique_ptr<Graph> Plan::capture(void* stream, const void* const* inputs, void* const* outputs,
                                      void* workspace, size_t workspace_size) {
+  if (host_)
+    throw CudaError(Failure::InvalidArgument,
+                    state_->exe->package().name() +
+                        ": CUDA graphs need a GPU; this package runs in the CPU emulator");
   if (!stream)
     throw CudaError(Failure::InvalidArgument,
                     "capturing a CUDA graph needs a stream other than the legacy default stream");

@@ -15,6 +15,8 @@
 // storage); run a plan on one stream at a time, or bind it once per stream via separate
 // packages. capture() records the whole plan into a CUDA graph: one cuGraphLaunch instead of a
 // launch per kernel, worth it for small shapes where launching costs more than the kernels.
+// A plan of a package loaded for the CPU emulator (emulated()) takes host pointers, a null
+// stream, and runs its kernels before launch() returns (runtime/api/host_launcher.h).
 #pragma once
 
 #include <atomic>
@@ -33,6 +35,7 @@ namespace fuserc::rt {
 
 struct PackageState;
 class Graph;
+class HostLauncher;
 
 class Plan : public std::enable_shared_from_this<Plan> {
  public:
@@ -47,6 +50,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   const LaunchPlan& launches() const { return plan_; }
   size_t workspace_bytes() const { return static_cast<size_t>(plan_.workspace_bytes()); }
   size_t num_kernel_launches() const { return plan_.launches().size(); }
+  bool emulated() const { return host_ != nullptr; }
 
   // Shapes (elements) of the bound inputs and outputs; the strides (elements) an input must
   // have in memory (its declared strides, or contiguous).
@@ -79,7 +83,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
  private:
   friend class Graph;
   std::shared_ptr<PackageState> state_;
-  const cuda::DriverApi* driver_;  // the table it was bound with
+  const cuda::DriverApi* driver_;  // the table it was bound with (null in the emulator)
   std::shared_ptr<const Binding> binding_;
   LaunchPlan plan_;
   std::vector<void*> functions_;  // CUfunction per planned launch
@@ -93,6 +97,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   uint64_t counters_ = 0;                               // CUdeviceptr
   uint64_t owned_workspace_ = 0;
   std::atomic<bool> counters_zeroed_{false};
+  std::unique_ptr<HostLauncher> host_;  // set for the CPU emulator
   std::mutex mutex_;
 
   uint8_t* workspace_for(void* workspace, size_t size);  // mutex_ held
@@ -100,6 +105,8 @@ class Plan : public std::enable_shared_from_this<Plan> {
   ArgBases prepare(void* stream, const void* const* inputs, void* const* outputs, void* workspace,
                    size_t workspace_size);
   const cuda::DriverApi& table() const { return *driver_; }
+  void describe_tensors();  // shapes_, strides_ and the flags below them, from the binding
+  void check_host_stream(void* stream) const;
   void check_pointers(const void* const* inputs, void* const* outputs,
                       const int64_t* const* input_strides) const;
 };

@@ -9,6 +9,7 @@
 #include "cuda_test_util.h"
 #include "fake_driver.h"
 #include "fuserc_runtime.h"
+#include "runtime/package_report.h"
 #include "tensor_compare.h"
 
 using namespace fuserc;
@@ -195,5 +196,120 @@ TEST_CASE("the C interface says when the device has no code of the package", "[c
   CHECK(fuserc_driver_check(0) == FUSERC_OK);
   CHECK(fuserc_driver_check(1) == FUSERC_ERROR_NO_DEVICE);
   CHECK(last_error() == "no CUDA device 1 (1 visible)");
+  fuserc_package_free(p);
+}
+
+TEST_CASE("the C interface runs a package in the CPU emulator on host memory", "[c_api]") {
+  // The fake driver is installed only to prove that the emulator never touches a driver.
+  FakeDriver fake;
+  fuserc_load_options options{FUSERC_DEVICE_EMULATOR, nullptr};
+  fuserc_package* p = nullptr;
+  REQUIRE(fuserc_package_load_bytes(mix_package().data(), mix_package().size(), 0, &options, &p) ==
+          FUSERC_OK);
+  CHECK(fuserc_package_is_emulated(p) == 1);
+  Fusion f = parse_text(kMixGraph);
+  TensorMap inputs = make_random_inputs(f, {{"N", 37}, {"M", 70}}, 4);
+  std::map<std::string, HostTensor> want;
+  for (auto& [name, t] : evaluate_fusion(f, inputs, "in")) want.emplace(name, t);
+
+  int64_t xs[2] = {37, 70};
+  const int64_t* shapes[4] = {xs, xs, nullptr, nullptr};
+  int32_t ranks[4] = {2, 2, 0, 0};
+  fuserc_plan* plan = nullptr;
+  REQUIRE(fuserc_bind_shapes(p, shapes, ranks, 4, &plan) == FUSERC_OK);
+  CHECK(fuserc_plan_num_kernel_launches(plan) == 3);
+  int64_t strides[2];
+  REQUIRE(fuserc_plan_input_strides(plan, 0, strides) == FUSERC_OK);
+  CHECK((strides[0] == 1 && strides[1] == 37));
+
+  // Host buffers: x transposed in memory, p updated in place, y and s fresh; the output that
+  // is the strided input x (index 3) stays in x; the second listing of y is copied.
+  std::string x = strided_bytes(inputs.at("x"), {1, 37});
+  HostTensor p_buf = inputs.at("p");
+  HostTensor y(DType::F32, {37, 70}), s(DType::F32, {}), y2(DType::F32, {37, 70});
+  const void* in[4] = {x.data(), p_buf.data(), inputs.at("lr").data(), inputs.at("k").data()};
+  void* out[5] = {y.data(), s.data(), nullptr, nullptr, y2.data()};
+  CHECK(fuserc_launch(plan, reinterpret_cast<void*>(1), in, out, nullptr, 0) ==
+        FUSERC_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error() ==
+        "<memory>: this package runs in the CPU emulator: pass a NULL stream and host memory");
+  int64_t wrong[2] = {70, 1};
+  const int64_t* in_strides[4] = {wrong, nullptr, nullptr, nullptr};
+  CHECK(fuserc_launch_strided(plan, nullptr, in, in_strides, out, nullptr, 0) ==
+        FUSERC_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error() ==
+        "<memory>: input 'x' has strides [70, 1] but the package needs [1, 37] (copy it to that "
+        "layout first)");
+  // Twice: the zeroed counters of the grid reduction are reused, and p moves on each time.
+  std::string want_x = x;
+  for (int run = 0; run < 2; ++run) {
+    REQUIRE(fuserc_launch(plan, nullptr, in, out, nullptr, 0) == FUSERC_OK);
+    CHECK(compare_tensors(y, want.at("y")) == "");
+    CHECK(compare_tensors(y2, want.at("y")) == "");
+    CHECK(compare_tensors(s, want.at("s")) == "");
+    CHECK(x == want_x);
+    if (run == 0) {
+      CHECK(compare_tensors(p_buf, want.at("p_new")) == "");
+      // The second run starts from the updated p.
+      TensorMap again = inputs;
+      again.insert_or_assign("p", p_buf);
+      want.clear();
+      for (auto& [name, t] : evaluate_fusion(f, again, "in")) want.emplace(name, t);
+    } else {
+      CHECK(compare_tensors(p_buf, want.at("p_new")) == "");
+    }
+  }
+  // A caller's workspace works the same; one too small is refused.
+  std::vector<uint8_t> ws(fuserc_plan_workspace_bytes(plan) + 256);
+  void* ws_aligned = ws.data() + (256 - reinterpret_cast<uintptr_t>(ws.data()) % 256) % 256;
+  CHECK(fuserc_launch(plan, nullptr, in, out, ws_aligned, 8) == FUSERC_ERROR_INVALID_ARGUMENT);
+  REQUIRE(fuserc_launch(plan, nullptr, in, out, ws_aligned, fuserc_plan_workspace_bytes(plan)) ==
+          FUSERC_OK);
+  CHECK(compare_tensors(s, want.at("s")) == "");
+
+  fuserc_graph* g = nullptr;
+  CHECK(fuserc_graph_capture(plan, nullptr, in, out, nullptr, 0, &g) ==
+        FUSERC_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error() == "<memory>: CUDA graphs need a GPU; this package runs in the CPU emulator");
+  CHECK(fake.launches.empty());
+  CHECK((fake.allocations == 0 && fake.primary_retains == 0 && fake.memsets == 0));
+  fuserc_plan_free(plan);
+  fuserc_package_free(p);
+
+  // Loaded for a GPU, the same package says it is not emulated.
+  p = load_mix();
+  CHECK(fuserc_package_is_emulated(p) == 0);
+  fuserc_package_free(p);
+}
+
+TEST_CASE("the C interface gives what fuserc inspect --json prints", "[c_api]") {
+  fuserc_package* p = load_mix();
+  Executable exe(PackageView::from_bytes(mix_package(), "<memory>"));
+  size_t length = 0;
+  REQUIRE(fuserc_package_inspect_json(p, nullptr, 0, nullptr, 0, &length) == FUSERC_OK);
+  std::string unbound(length, '\0');
+  char small[8] = "unset";
+  REQUIRE(fuserc_package_inspect_json(p, nullptr, 0, small, sizeof small, &length) == FUSERC_OK);
+  CHECK(std::string(small) == "unset");  // too small: nothing written
+  REQUIRE(fuserc_package_inspect_json(p, nullptr, 0, unbound.data(), length + 1, &length) ==
+          FUSERC_OK);
+  CHECK(unbound == package_json(exe, nullptr).dump(2));
+  CHECK(nlohmann::json::parse(unbound)["name"] == "runtime_mix");
+
+  int64_t values[2] = {64, 33};  // M, N
+  REQUIRE(fuserc_package_inspect_json(p, values, 2, nullptr, 0, &length) == FUSERC_OK);
+  std::string bound(length, '\0');
+  REQUIRE(fuserc_package_inspect_json(p, values, 2, bound.data(), length + 1, &length) ==
+          FUSERC_OK);
+  CHECK(bound == package_json(exe, exe.bind({64, 33}).get()).dump(2));
+  CHECK(nlohmann::json::parse(bound).contains("bound"));
+
+  CHECK(fuserc_package_inspect_json(p, values, 1, nullptr, 0, &length) == FUSERC_ERROR_SHAPE);
+  CHECK(last_error() == "<memory>: 1 symbol values for 2 symbols");
+  int64_t bad[2] = {64, 0};
+  CHECK(fuserc_package_inspect_json(p, bad, 2, nullptr, 0, &length) == FUSERC_ERROR_SHAPE);
+  CHECK(last_error() == "<memory>: symbol 'N' = 0 is outside its range [1, 100000]");
+  CHECK(fuserc_package_inspect_json(nullptr, nullptr, 0, nullptr, 0, &length) ==
+        FUSERC_ERROR_INVALID_ARGUMENT);
   fuserc_package_free(p);
 }
