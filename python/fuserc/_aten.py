@@ -1,0 +1,700 @@
+"""Owns the table from ATen ops to the contract's ops (docs/FUSION_FORMAT.md): elementwise ops,
+reductions, normalizations (softmax, layer norm) written with the contract's reductions, views
+and shape ops, creation, random ops, and in-place variants. convert(ctx) returns the Value of
+one traced node (or a Multi / list for ops with several results)."""
+import operator
+
+import torch
+
+from . import _convert
+from ._graph import Value, result_type
+from ._symbolic import Extent
+
+_UNARY = ("abs neg exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh "
+          "tanh asinh acosh atanh sigmoid relu silu sqrt rsqrt reciprocal erf erfc erfinv lgamma "
+          "floor ceil trunc frac sign isnan isinf isfinite signbit logical_not "
+          "bitwise_not").split()
+_UNARY_ALIASES = {"sgn": "sign", "fix": "trunc", "absolute": "abs", "negative": "neg",
+                  "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+                  "arccosh": "acosh", "arctanh": "atanh", "special_expit": "sigmoid",
+                  "special_erfinv": "erfinv", "special_expm1": "expm1", "special_exp2": "exp2"}
+_BINARY = ("add sub mul div pow fmod remainder maximum minimum atan2 eq ne lt le gt ge "
+           "logical_and logical_or bitwise_and bitwise_or bitwise_xor").split()
+_BINARY_ALIASES = {"true_divide": "div", "multiply": "mul", "subtract": "sub",
+                   "divide": "div", "greater": "gt", "greater_equal": "ge", "less": "lt",
+                   "less_equal": "le", "not_equal": "ne", "equal": "eq"}
+_IDENTITY = {"clone", "alias", "detach", "lift_fresh_copy", "contiguous", "_to_copy", "to",
+             "type_as", "_to_dim_order_copy", "alias_copy", "detach_copy", "positive",
+             "lift_fresh", "dropout_eval"}
+_VIEWS = {"alias", "detach", "view", "_unsafe_view", "reshape", "expand", "permute",
+          "transpose", "t", "unsqueeze", "squeeze", "slice", "select", "narrow", "split",
+          "split_with_sizes", "chunk", "unbind", "as_strided", "diagonal", "view_as",
+          "expand_as", "alias_copy"}
+_MATMUL = {"mm", "bmm", "addmm", "matmul", "linear", "baddbmm", "addbmm", "convolution",
+           "_convolution", "conv2d", "einsum", "dot", "mv", "addmv", "scaled_dot_product_attention",
+           "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention"}
+_HALF = (torch.float16, torch.bfloat16)
+_F32 = torch.float32
+
+
+def _packet(node):
+    t = node.target
+    if hasattr(t, "overloadpacket"):
+        return t.overloadpacket.__name__, t._overloadname
+    return getattr(t, "__name__", str(t)), ""
+
+
+def _cast(ctx, v, dtype):
+    if isinstance(v, Value) and v.dtype != dtype:
+        return Value(ctx.g.emit("cast", [v], ctx.base(), dtype=dtype), dtype, v.shape)
+    return v
+
+
+def _fix_dtype(ctx, name, dtype):
+    """This node's result from `name` of contract dtype `dtype`: cast if PyTorch's differs."""
+    v = ctx.result(name)
+    if dtype is not None and dtype != v.dtype:
+        v = Value(ctx.g.emit("cast", [Value(name, dtype, v.shape)], ctx.base(),
+                             dtype=v.dtype), v.dtype, v.shape)
+    return v
+
+
+def _elementwise(ctx, op, args, **attrs):
+    name = ctx.g.emit(op, args, ctx.base(), **attrs)
+    want = None
+    if op in ("add", "sub", "mul", "maximum", "minimum", "fmod", "remainder", "pow",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "where", "clamp", "lerp"):
+        operands = args[1:] if op == "where" else args
+        want = result_type(operands)
+        if op == "pow" and want is not None and not want.is_floating_point and \
+                any(isinstance(a, float) for a in args):
+            want = _F32
+    return _fix_dtype(ctx, name, want)
+
+
+def _dims(ctx, dims, rank):
+    if dims is None or dims == []:
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    out = []
+    for d in dims:
+        if not isinstance(d, int):
+            ctx.fail(f"a reduction dimension {d!r} that is not a constant")
+        out.append(d + rank if d < 0 else d)
+    return out
+
+
+def _json_shape(ctx, shape, what):
+    out = []
+    for e in shape:
+        j = e.json()
+        if j is None:
+            ctx.fail(f"{what} has an extent {e} that a fuserc graph cannot name (only integers "
+                     "and symbols)")
+        out.append(j)
+    return out
+
+
+def _reshape_shape(ctx, shape):
+    """A reshape target: names where possible, one -1 for an extent the contract cannot name."""
+    out = [e.json() for e in shape]
+    unnamed = [k for k, j in enumerate(out) if j is None]
+    if len(unnamed) > 1:
+        ctx.fail(f"reshape to ({', '.join(map(str, shape))}): more than one extent is a "
+                 "product of symbols (a fuserc reshape can leave one as -1)")
+    for k in unnamed:
+        out[k] = -1
+    return out
+
+
+def _bound(e, extent):
+    """A slice bound: an int (negatives from the end), a symbol, or None."""
+    if e.is_constant:
+        return e.constant
+    if e.symbol is not None:
+        return e.symbol
+    if extent is not None and len(e.symbols) == 1 and e.coeff == 1 and \
+            extent.symbol == e.symbols[0] and e.offset < 0:
+        return e.offset
+    return None
+
+
+def _slice(ctx, x, dim, start, end, step=1):
+    rank = x.rank
+    dim = dim + rank if dim < 0 else dim
+    starts = [0] * rank
+    ends = [x.shape[k].json() if x.shape[k].json() is not None else 2**62 - 1
+            for k in range(rank)]
+    steps = [1] * rank
+    big = Extent(2**62)
+    if start is not None:
+        s = _bound(start, x.shape[dim])
+        if s is None:
+            ctx.fail(f"a slice start {start} that a fuserc graph cannot state")
+        starts[dim] = s
+    if end is not None and not (end.is_constant and end.constant >= 2**62):
+        e = _bound(end, x.shape[dim])
+        if e is None:
+            ctx.fail(f"a slice end {end} that a fuserc graph cannot state")
+        ends[dim] = e
+    del big
+    steps[dim] = step
+    return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
+
+
+def _reduce(ctx, op, x, dims, keepdim, dtype=None, **extra):
+    if x.rank == 0:
+        dims_list = []
+    else:
+        dims_list = _dims(ctx, dims, x.rank)
+    if dtype is not None:
+        extra["dtype"] = dtype
+    name = ctx.g.emit(op, [x], ctx.base(), dims=dims_list, keepdim=bool(keepdim) or None,
+                      **extra)
+    return name
+
+
+def _normalize_softmax(ctx, log):
+    x = ctx.tensor(0)
+    dim = ctx.const(1)
+    xf = _cast(ctx, x, _F32) if x.dtype in _HALF else x
+    shape = list(x.shape)
+    kshape = list(shape)
+    d = dim + x.rank if dim < 0 else dim
+    if x.rank:
+        kshape[d] = Extent(1)
+    m = ctx.tmp("amax", [xf], xf.dtype, kshape, dims=[d] if x.rank else [], keepdim=True)
+    z = ctx.tmp("sub", [xf, m], xf.dtype, shape)
+    e = ctx.tmp("exp", [z], xf.dtype, shape)
+    s = ctx.tmp("sum", [e], xf.dtype, kshape, dims=[d] if x.rank else [], keepdim=True)
+    if log:
+        y = ctx.tmp("sub", [z, ctx.tmp("log", [s], xf.dtype, kshape)], xf.dtype, shape)
+    else:
+        y = ctx.tmp("div", [e, s], xf.dtype, shape)
+    return _cast(ctx, y, ctx.out_dtype())
+
+
+def _layer_norm(ctx):
+    x = ctx.tensor(0)
+    normalized = ctx.const(1)
+    w = ctx.arg(2, "weight", None)
+    b = ctx.arg(3, "bias", None)
+    eps = ctx.arg(4, "eps")
+    xf = _cast(ctx, x, _F32) if x.dtype in _HALF else x
+    dims = list(range(x.rank - len(normalized), x.rank))
+    kshape = [Extent(1) if k in dims else e for k, e in enumerate(x.shape)]
+    var, mean = ctx.g.emit("var_mean", [xf], ctx.base(), outs=2, dims=dims, correction=0,
+                           keepdim=True)
+    var, mean = Value(var, xf.dtype, kshape), Value(mean, xf.dtype, kshape)
+    rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [var, eps], xf.dtype, kshape)], xf.dtype, kshape)
+    y = ctx.tmp("mul", [ctx.tmp("sub", [xf, mean], xf.dtype, x.shape), rstd], xf.dtype, x.shape)
+    if isinstance(w, Value):
+        y = ctx.tmp("mul", [y, w], xf.dtype, x.shape)
+    if isinstance(b, Value):
+        y = ctx.tmp("add", [y, b], xf.dtype, x.shape)
+
+    def item(v):
+        return lambda c: _cast(c, v, c.out_dtype())
+    return _convert.Multi([item(y), item(mean), item(rstd)])
+
+
+def _random(ctx, op, shape, dtype):
+    return ctx.g.emit(op, ctx.conv.rng_args(), ctx.base(), shape=_json_shape(ctx, shape,
+                                                                               "a random tensor"),
+                      dtype=dtype)
+
+
+def _full(ctx, shape, value, dtype):
+    if isinstance(value, Value):
+        ctx.fail("a fill value that is a tensor")
+    if dtype == torch.bool:
+        value = bool(value)
+    elif not dtype.is_floating_point:
+        value = int(value)
+    else:
+        value = float(value)
+    return ctx.g.emit("full", [], ctx.base(), shape=_json_shape(ctx, shape, "a new tensor"),
+                      value=value, dtype=dtype)
+
+
+def _var(ctx, name, overload, with_mean):
+    x = ctx.tensor(0)
+    dims = ctx.const(1, "dim", None)
+    if overload in ("correction", "correction_names"):
+        correction = ctx.const(None, "correction", None)
+        correction = 1 if correction is None else correction
+    elif overload == "dim" or overload == "default" or overload == "names_dim":
+        unbiased = ctx.const(None if overload == "default" else 2, "unbiased", True)
+        if overload == "default" and ctx.has(1) and isinstance(ctx.node.args[1], bool):
+            unbiased, dims = ctx.node.args[1], None
+        correction = 1 if unbiased else 0
+    else:
+        raise ctx.unsupported()
+    keepdim = ctx.const(None, "keepdim", False) if overload != "dim" or not ctx.has(3) else \
+        ctx.const(3)
+    if isinstance(correction, float):
+        if correction != int(correction):
+            raise ctx.unsupported("a fractional correction")
+        correction = int(correction)
+    dl = _dims(ctx, dims, x.rank)
+    kshape = [Extent(1) if k in dl else e for k, e in enumerate(x.shape)]
+    if not keepdim:
+        kshape = [e for k, e in enumerate(x.shape) if k not in dl]
+    if with_mean:
+        v, m = ctx.g.emit("var_mean", [x], ctx.base(), outs=2, dims=dl, correction=correction,
+                          keepdim=bool(keepdim) or None)
+        v, m = Value(v, x.dtype, kshape), Value(m, x.dtype, kshape)
+        if name.startswith("std"):
+            v = ctx.tmp("sqrt", [v], x.dtype, kshape)
+        return _convert.Multi([lambda c, v=v: v, lambda c, m=m: m])
+    v = Value(ctx.g.emit("var", [x], ctx.base(), dims=dl, correction=correction,
+                         keepdim=bool(keepdim) or None), x.dtype, kshape)
+    if name.startswith("std"):
+        v = ctx.tmp("sqrt", [v], x.dtype, kshape)
+    return v
+
+
+def _index_select(ctx, x, dim, idx, out_shape):
+    if idx.rank == 1:
+        return ctx.g.emit("index_select", [x, idx], ctx.base(), dim=dim)
+    flat = ctx.tmp("reshape", [idx], idx.dtype, [Extent(0)], shape=[-1])
+    sel = ctx.tmp("index_select", [x, flat], x.dtype, [], dim=dim)
+    return ctx.g.emit("reshape", [sel], ctx.base(), shape=_reshape_shape(ctx, out_shape))
+
+
+def convert(ctx):  # noqa: C901 - one dispatch table
+    node = ctx.node
+    if node.op == "get_attr":
+        return _constant(ctx)
+    if node.target is operator.getitem:
+        src = ctx.conv.values.get(node.args[0])
+        i = node.args[1]
+        if isinstance(src, _convert.Multi):
+            r = src.items[i]
+            return r(ctx) if callable(r) else r
+        if isinstance(src, (list, tuple)):
+            return src[i]
+        if isinstance(src, _convert.Unsupported):
+            raise _convert.ExportError(src.message)
+        ctx.fail("getitem of a value that has one result")
+    name, overload = _packet(node)
+    inplace = name.endswith("_") and not name.startswith("_") and name not in ("copy_",)
+    base = name[:-1] if inplace else name
+    r = _convert_functional(ctx, base, overload, name)
+    if inplace and isinstance(r, Value):
+        dst = ctx.arg(0)
+        r = _cast(ctx, r, dst.dtype)
+        if [e for e in r.shape] != [e for e in dst.shape]:
+            ctx.fail("an in-place update that broadcasts its target")
+        r = Value(r.name, r.dtype, r.shape)
+    return r
+
+
+def _constant(ctx):
+    t = getattr(ctx.conv.traces[0].module, ctx.node.target)
+    if not isinstance(t, torch.Tensor) or t.numel() != 1:
+        ctx.fail(f"a tensor constant of shape {tuple(getattr(t, 'shape', ()))} in the function "
+                 "(pass it as an input)")
+    shape = [Extent(int(d)) for d in t.shape]
+    return Value(ctx.g.emit("full", [], ctx.base(), shape=[int(d) for d in t.shape],
+                            value=t.item() if t.dtype != torch.bool else bool(t.item()),
+                            dtype=t.dtype), t.dtype, shape)
+
+
+def _convert_functional(ctx, name, overload, full):  # noqa: C901
+    g = ctx.g
+    if name in _MATMUL:
+        raise ctx.unsupported("matrix products are reserved in the contract and not supported "
+                              "yet: keep them outside the exported function")
+    name = _UNARY_ALIASES.get(name, _BINARY_ALIASES.get(name, name))
+    if name in _UNARY:
+        return ctx.emit(name, [ctx.tensor(0)])
+    if name == "round":
+        if ctx.const(None, "decimals", 0):
+            raise ctx.unsupported("round with decimals")
+        return ctx.emit("round", [ctx.tensor(0)])
+    if name == "gelu":
+        approx = ctx.const(1, "approximate", "none")
+        return ctx.emit("gelu", [ctx.tensor(0)], approximate=approx if approx != "none" else None)
+    if name in _BINARY or name in ("rsub", "logical_xor"):
+        a, b = ctx.arg(0), ctx.arg(1)
+        if name == "logical_xor":
+            return ctx.emit("ne", [_cast(ctx, a, torch.bool) if isinstance(a, Value) else bool(a),
+                                   _cast(ctx, b, torch.bool) if isinstance(b, Value) else bool(b)])
+        alpha = ctx.const(2, "alpha", 1) if name in ("add", "sub", "rsub") else 1
+        if alpha != 1:
+            b = ctx.tmp("mul", [b, alpha], result_type([b, alpha]) if isinstance(b, Value)
+                        else ctx.out_dtype(), b.shape if isinstance(b, Value) else [])
+        if name == "rsub":
+            a, b, name = b, a, "sub"
+        if name == "div":
+            mode = ctx.const(None, "rounding_mode", None)
+            if mode is not None:
+                if not ctx.out_dtype().is_floating_point:
+                    raise ctx.unsupported(f"integer division with rounding_mode={mode!r}")
+                q = ctx.tmp("div", [a, b], ctx.out_dtype(), ctx.out_shape())
+                return ctx.emit("trunc" if mode == "trunc" else "floor", [q])
+            return ctx.emit("div", [a, b])
+        if not isinstance(a, Value) and not isinstance(b, Value):
+            ctx.fail("an op on two numbers")
+        return _elementwise(ctx, name, [a, b])
+    if name in ("max", "min") and overload in ("other",):
+        return _elementwise(ctx, "maximum" if name == "max" else "minimum",
+                            [ctx.arg(0), ctx.arg(1)])
+    if name in ("clamp", "clamp_min", "clamp_max", "hardtanh"):
+        x = ctx.tensor(0)
+        lo = ctx.arg(1, "min", None) if name != "clamp_max" else None
+        hi = ctx.arg(2 if name == "clamp" else 1, "max", None) if name != "clamp_min" else None
+        if name == "hardtanh":
+            lo, hi = ctx.arg(1, "min_val", -1.0), ctx.arg(2, "max_val", 1.0)
+        if lo is not None and hi is not None:
+            return _elementwise(ctx, "clamp", [x, lo, hi])
+        if lo is not None:
+            return _elementwise(ctx, "maximum", [x, lo])
+        if hi is not None:
+            return _elementwise(ctx, "minimum", [x, hi])
+        return ctx.result(x.name)
+    if name == "where":
+        if overload == "default" or not ctx.has(1):
+            raise ctx.unsupported("where with one argument (nonzero)")
+        return _elementwise(ctx, "where", [ctx.arg(0), ctx.arg(1), ctx.arg(2)])
+    if name == "masked_fill":
+        x, mask, v = ctx.tensor(0), ctx.tensor(1), ctx.arg(2)
+        return _fix_dtype(ctx, g.emit("where", [mask, v, x], ctx.base()),
+                          result_type([v, x]))
+    if name == "lerp":
+        return _elementwise(ctx, "lerp", [ctx.arg(0), ctx.arg(1), ctx.arg(2)])
+    if name == "leaky_relu":
+        x = ctx.tensor(0)
+        slope = ctx.arg(1, "negative_slope", 0.01)
+        pos = ctx.tmp("gt", [x, 0], torch.bool, x.shape)
+        return ctx.emit("where", [pos, x, ctx.tmp("mul", [x, slope], x.dtype, x.shape)])
+    if name in _IDENTITY or (name == "dropout" and not ctx.const(2, "train", True)):
+        x = ctx.tensor(0)
+        dtype = ctx.out_dtype()
+        if dtype != x.dtype:
+            return ctx.emit("cast", [x], dtype=dtype)
+        return Value(x.name, x.dtype, x.shape, view=name in _VIEWS or x.view)
+    # ---- reductions
+    if name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "nansum"):
+        if name == "nansum":
+            raise ctx.unsupported()
+        x = ctx.tensor(0)
+        if name in ("max", "min"):
+            if overload == "dim":
+                dim = ctx.const(1)
+                keep = ctx.const(2, "keepdim", False)
+                vals = _reduce(ctx, "amax" if name == "max" else "amin", x, [dim], keep)
+                return _convert.Multi([
+                    lambda c: c.result(vals),
+                    _convert.Unsupported(ctx.conv.describe(
+                        node, f"cannot express the indices of {name} (argmax/argmin) in a "
+                              "fuserc graph"))])
+            if overload == "default":
+                return ctx.result(_reduce(ctx, "amax" if name == "max" else "amin", x, None,
+                                          False))
+            raise ctx.unsupported()
+        if overload == "default":
+            dims, keep = None, False
+        else:
+            dims, keep = ctx.const(1, "dim", None), ctx.const(2, "keepdim", False)
+        dtype = ctx.const(None if overload != "default" else 1, "dtype", None) \
+            if name in ("sum", "mean") else None
+        if name == "prod" and overload == "default":
+            dtype = ctx.const(1, "dtype", None)
+        if name == "prod" and dtype is not None:
+            x = _cast(ctx, x, dtype)
+            dtype = None
+        return _fix_dtype(ctx, _reduce(ctx, name, x, dims, keep, dtype), None)
+    if name in ("var", "std", "var_mean", "std_mean"):
+        return _var(ctx, name, overload, name.endswith("_mean"))
+    if name in ("_softmax", "softmax", "_log_softmax", "log_softmax"):
+        return _normalize_softmax(ctx, "log" in name)
+    if name == "native_layer_norm":
+        return _layer_norm(ctx)
+    # ---- views and shape ops
+    if name in ("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias"):
+        x = ctx.tensor(0)
+        shape = ctx.out_shape()
+        if shape == x.shape:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        return Value(g.emit("reshape", [x], ctx.base(), shape=_reshape_shape(ctx, shape)),
+                     x.dtype, shape, view=True)
+    if name in ("expand", "expand_copy"):
+        x = ctx.tensor(0)
+        out = ctx.out_shape()
+        lead = len(out) - x.rank
+        if lead < 0:
+            ctx.fail("expand to a lower rank")
+        src = x
+        for _ in range(lead):
+            src = Value(g.emit("unsqueeze", [src], ctx.base(), dim=0), x.dtype,
+                        [Extent(1)] + src.shape)
+        if src.shape == out:
+            return Value(src.name, x.dtype, out, view=True)
+        target = []
+        for k, e in enumerate(out):
+            if src.shape[k] == e:
+                target.append(-1)
+            else:
+                j = e.json()
+                if j is None:
+                    ctx.fail(f"expand to an extent {e} that a fuserc graph cannot name")
+                target.append(j)
+        return Value(g.emit("expand", [src], ctx.base(), shape=target), x.dtype, out, view=True)
+    if name in ("permute", "permute_copy"):
+        x = ctx.tensor(0)
+        dims = [d + x.rank if d < 0 else d for d in ctx.const(1)]
+        return Value(g.emit("permute", [x], ctx.base(), dims=dims), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("transpose", "t", "transpose_copy", "t_copy", "numpy_T"):
+        x = ctx.tensor(0)
+        if x.rank < 2:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        d0, d1 = (0, 1) if name.startswith("t") and not name.startswith("transpose") \
+            else (ctx.const(1), ctx.const(2))
+        perm = list(range(x.rank))
+        d0, d1 = d0 % x.rank, d1 % x.rank
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return Value(g.emit("permute", [x], ctx.base(), dims=perm), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("unsqueeze", "unsqueeze_copy"):
+        x = ctx.tensor(0)
+        d = ctx.const(1)
+        d = d + x.rank + 1 if d < 0 else d
+        return Value(g.emit("unsqueeze", [x], ctx.base(), dim=d), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("squeeze", "squeeze_copy"):
+        x = ctx.tensor(0)
+        if overload in ("dim", "dims"):
+            dims = ctx.const(1)
+            dims = [dims] if isinstance(dims, int) else list(dims)
+        else:
+            dims = list(range(x.rank))
+        dims = sorted({d % x.rank for d in dims} if x.rank else set())
+        dims = [d for d in dims if x.shape[d] == Extent(1)]
+        if not dims:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        return Value(g.emit("squeeze", [x], ctx.base(), dims=dims), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("slice", "slice_copy"):
+        x = ctx.tensor(0)
+        dim = ctx.const(1, "dim", 0)
+        start = ctx.size(2, "start", None) if ctx.has(2, "start") and \
+            ctx.node.args[2:3] != [None] else None
+        end = ctx.size(3, "end", None) if ctx.has(3, "end") and \
+            (ctx.node.args[3] if len(ctx.node.args) > 3 else ctx.node.kwargs.get("end")) \
+            is not None else None
+        step = ctx.const(4, "step", 1)
+        shape = ctx.out_shape()
+        if start is not None and start == Extent(0) and end is None and step == 1:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        return Value(_slice(ctx, x, dim, start, end, step), x.dtype, shape, view=True)
+    if name in ("select", "select_copy"):
+        x = ctx.tensor(0)
+        dim = ctx.const(1) % x.rank
+        idx = ctx.size(2)
+        end = None if idx.constant == -1 else Extent(idx.constant + 1) \
+            if idx.is_constant else Extent(idx.coeff, idx.symbols, idx.offset + 1)
+        if idx.symbols and not (idx.symbol is None and idx.offset < 0):
+            ctx.fail("a select index that depends on the sizes")
+        kshape = list(x.shape)
+        kshape[dim] = Extent(1)
+        s = Value(_slice(ctx, x, dim, idx, end), x.dtype, kshape)
+        return Value(g.emit("squeeze", [s], ctx.base(), dims=[dim]), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name == "narrow":
+        x = ctx.tensor(0)
+        dim = ctx.const(1) % x.rank
+        start, length = ctx.const(2), ctx.const(3)
+        return Value(_slice(ctx, x, dim, Extent(start), Extent(start + length)), x.dtype,
+                     ctx.out_shape(), view=True)
+    if name in ("split", "split_with_sizes", "chunk", "unbind", "unsafe_split",
+                "split_with_sizes_copy", "split_copy"):
+        return _split(ctx, name)
+    if name == "cat":
+        tensors = [t for t in ctx.arg(0, "tensors") if not (t.rank == 1 and t.shape[0] ==
+                                                           Extent(0))]
+        dim = ctx.const(1, "dim", 0)
+        dtype = ctx.out_dtype()
+        tensors = [_cast(ctx, t, dtype) for t in tensors]
+        if len(tensors) == 1:
+            return tensors[0]
+        return ctx.emit("cat", tensors, dim=dim % tensors[0].rank)
+    if name == "stack":
+        tensors = ctx.arg(0, "tensors")
+        dim = ctx.const(1, "dim", 0)
+        dim = dim % (tensors[0].rank + 1)
+        parts = [Value(g.emit("unsqueeze", [t], ctx.base(), dim=dim), t.dtype,
+                       t.shape[:dim] + [Extent(1)] + t.shape[dim:]) for t in tensors]
+        parts = [_cast(ctx, p, ctx.out_dtype()) for p in parts]
+        return ctx.emit("cat", parts, dim=dim) if len(parts) > 1 else parts[0]
+    if name == "constant_pad_nd":
+        x = ctx.tensor(0)
+        pad = ctx.const(1)
+        value = ctx.const(2, "value", 0)
+        pads = [[0, 0] for _ in range(x.rank)]
+        for k in range(len(pad) // 2):
+            pads[x.rank - 1 - k] = [pad[2 * k], pad[2 * k + 1]]
+        return ctx.emit("pad", [x], pads=pads, value=value if value != 0 else None)
+    if name in ("index_select",):
+        x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
+        return ctx.result(_index_select(ctx, x, dim % x.rank, idx, ctx.out_shape()))
+    if name == "index" and overload == "Tensor":
+        x, indices = ctx.tensor(0), ctx.arg(1)
+        given = [k for k, t in enumerate(indices) if t is not None]
+        if len(given) != 1 or indices[given[0]].dtype not in (torch.int32, torch.int64):
+            raise ctx.unsupported("indexing with several index tensors or a mask")
+        return ctx.result(_index_select(ctx, x, given[0], indices[given[0]], ctx.out_shape()))
+    if name == "embedding":
+        w, idx = ctx.tensor(0), ctx.tensor(1)
+        return ctx.result(_index_select(ctx, w, 0, idx, ctx.out_shape()))
+    if name == "gather":
+        x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
+        return ctx.emit("gather", [x, idx], dim=dim % x.rank)
+    # ---- creation
+    if name in ("full", "zeros", "ones", "new_full", "new_zeros", "new_ones", "full_like",
+                "zeros_like", "ones_like", "scalar_tensor", "fill", "zero"):
+        shape, dtype = ctx.out_shape(), ctx.out_dtype()
+        value = {"zeros": 0, "new_zeros": 0, "zeros_like": 0, "zero": 0, "ones": 1,
+                 "new_ones": 1, "ones_like": 1}.get(name)
+        if value is None:
+            k = {"full": 1, "new_full": 2, "full_like": 1, "scalar_tensor": 0, "fill": 1}[name]
+            value = ctx.arg(k, "fill_value" if name != "fill" else "value")
+            if isinstance(value, Value):
+                if name != "fill" or value.rank != 0:
+                    ctx.fail("a fill value that is a tensor")
+                x = ctx.tensor(0)
+                return ctx.emit("expand", [_cast(ctx, value, dtype)],
+                                shape=_json_shape(ctx, x.shape, "fill_"))
+        return ctx.result(_full(ctx, shape, value, dtype))
+    if name in ("empty", "empty_like", "new_empty", "empty_strided", "empty_permuted"):
+        return Value(ctx.base(), ctx.out_dtype(), ctx.out_shape(), uninitialized=True)
+    if name == "arange":
+        shape, dtype = ctx.out_shape(), ctx.out_dtype()
+        if overload == "default":
+            start, step = 0, 1
+        elif overload == "start":
+            start, step = ctx.const(0), 1
+        else:
+            start, step = ctx.const(0), ctx.const(2, "step", 1)
+        return ctx.emit("iota", [], length=_json_shape(ctx, shape, "arange")[0], start=start,
+                        step=step, dtype=dtype)
+    # ---- random
+    if name in ("rand", "randn", "rand_like", "randn_like", "uniform", "normal", "bernoulli",
+                "native_dropout", "dropout"):
+        return _random_op(ctx, name, overload)
+    if name == "copy":
+        dst, src = ctx.tensor(0), ctx.arg(1)
+        v = _cast(ctx, src, dst.dtype)
+        if not isinstance(v, Value):
+            return ctx.result(_full(ctx, dst.shape, v, dst.dtype))
+        if v.shape != dst.shape:
+            v = Value(g.emit("broadcast_in_dim", [v], ctx.base(),
+                             shape=_json_shape(ctx, dst.shape, "copy_"),
+                             broadcast_dims=list(range(dst.rank - v.rank, dst.rank))),
+                      dst.dtype, dst.shape)
+        return Value(v.name, v.dtype, v.shape)
+    if name == "copy_":
+        r = _convert_functional(ctx, "copy", overload, full)
+        return r
+    if name in ("sym_size", "sym_numel", "sym_stride", "_local_scalar_dense", "item"):
+        raise ctx.unsupported("reading a size or a value as a number")
+    raise ctx.unsupported()
+
+
+def _split(ctx, name):
+    x = ctx.tensor(0)
+    g = ctx.g
+    if name == "unbind":
+        dim = ctx.const(1, "dim", 0) % x.rank
+        n = x.shape[dim].constant
+        if n is None:
+            ctx.fail("unbind along a symbolic dimension")
+
+        def item(k):
+            def make(c):
+                kshape = list(x.shape)
+                kshape[dim] = Extent(1)
+                s = Value(_slice(c, x, dim, Extent(k), Extent(k + 1)), x.dtype, kshape)
+                return Value(g.emit("squeeze", [s], c.base(), dims=[dim]), x.dtype,
+                             c.out_shape(), view=True)
+            return make
+        return _convert.Multi([item(k) for k in range(n)])
+    dim = ctx.const(2, "dim", 0) % x.rank
+    raw = ctx.nodes
+    total = x.shape[dim]
+    if name == "chunk":
+        chunks = ctx.const(1)
+        size = total.constant
+        if size is None:
+            ctx.fail("chunk along a symbolic dimension")
+        step = -(-size // chunks)
+        sizes = [min(step, size - k) for k in range(0, size, step)]
+    elif name.startswith("split_with_sizes"):
+        sizes = ctx.const(1)
+    else:
+        split = ctx.const(1)
+        if isinstance(split, (list, tuple)):
+            sizes = list(split)
+        else:
+            size = total.constant
+            if size is None:
+                ctx.fail("split along a symbolic dimension")
+            sizes = [min(split, size - k) for k in range(0, size, split)]
+    del raw
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+
+    def item(k):
+        def make(c):
+            return Value(_slice(c, x, dim, Extent(starts[k]), Extent(starts[k] + sizes[k])),
+                         x.dtype, c.out_shape(), view=True)
+        return make
+    return _convert.Multi([item(k) for k in range(len(sizes))])
+
+
+def _random_op(ctx, name, overload):
+    g = ctx.g
+    if name in ("native_dropout", "dropout"):
+        x = ctx.tensor(0)
+        p = ctx.const(1)
+        train = ctx.const(2, "train", True)
+        if not train or p == 0:
+            ones = Value(g.emit("full", [], ctx.base(), shape=_json_shape(ctx, x.shape, "dropout"),
+                                value=True, dtype=torch.bool), torch.bool, x.shape)
+            return _convert.Multi([lambda c: Value(x.name, x.dtype, x.shape), lambda c: ones])
+        r = Value(_random(ctx, "rand", x.shape, _F32), _F32, x.shape)
+        keep = Value(g.emit("lt", [r, 1.0 - p], ctx.base()), torch.bool, x.shape)
+        kept = Value(g.emit("where", [keep, x, 0], ctx.base()), x.dtype, x.shape)
+        out = Value(g.emit("mul", [kept, 1.0 / (1.0 - p)], ctx.base()), x.dtype, x.shape)
+        if name == "dropout":
+            return out
+        return _convert.Multi([lambda c: out, lambda c: keep])
+    shape, dtype = ctx.out_shape(), ctx.out_dtype()
+    if not dtype.is_floating_point and name != "bernoulli":
+        raise ctx.unsupported("random integers")
+    if name == "bernoulli":
+        if overload not in ("p", "float"):
+            p = ctx.arg(1, "p", None)
+            if p is None:
+                p = ctx.tensor(0)
+        else:
+            p = ctx.const(1, "p", 0.5)
+        r = Value(_random(ctx, "rand", shape, _F32), _F32, shape)
+        return ctx.emit("cast", [Value(g.emit("lt", [r, p], ctx.base()), torch.bool, shape)],
+                        dtype=dtype)
+    gen = "randn" if name.startswith("randn") or name == "normal" else "rand"
+    rdt = dtype if dtype in (torch.float32, torch.float64) else _F32
+    r = Value(_random(ctx, gen, shape, rdt), rdt, shape)
+    if name == "uniform":
+        lo, hi = ctx.const(1, "from", 0.0), ctx.const(2, "to", 1.0)
+        if (lo, hi) != (0.0, 1.0):
+            r = Value(g.emit("add", [Value(g.emit("mul", [r, hi - lo], ctx.base()), rdt, shape),
+                                     lo], ctx.base()), rdt, shape)
+    if name == "normal":
+        mean, std = ctx.const(1, "mean", 0.0), ctx.const(2, "std", 1.0)
+        if (mean, std) != (0.0, 1.0):
+            r = Value(g.emit("add", [Value(g.emit("mul", [r, std], ctx.base()), rdt, shape),
+                                     mean], ctx.base()), rdt, shape)
+    return _cast(ctx, r, dtype)
