@@ -283,7 +283,7 @@ def convert(ctx):  # noqa: C901 - one dispatch table
     base = name[:-1] if inplace else name
     r = _convert_functional(ctx, base, overload, name)
     if inplace and isinstance(r, Value):
-        dst = ctx.arg(0)
+        dst = ctx.target(0)
         r = _cast(ctx, r, dst.dtype)
         if [e for e in r.shape] != [e for e in dst.shape]:
             ctx.fail("an in-place update that broadcasts its target")
@@ -395,7 +395,7 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
                 return ctx.result(_reduce(ctx, "amax" if name == "max" else "amin", x, None,
                                           False))
             raise ctx.unsupported()
-        if overload == "default":
+        if overload == "default" and name not in ("amax", "amin"):
             dims, keep = None, False
         else:
             dims, keep = ctx.const(1, "dim", None), ctx.const(2, "keepdim", False)
@@ -488,7 +488,9 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
             is not None else None
         step = ctx.const(4, "step", 1)
         shape = ctx.out_shape()
-        if start is not None and start == Extent(0) and end is None and step == 1:
+        if end is not None and end.is_constant and end.constant >= 2**62:
+            end = None
+        if (start is None or start == Extent(0)) and end is None and step == 1:
             return Value(x.name, x.dtype, x.shape, view=True)
         return Value(_slice(ctx, x, dim, start, end, step), x.dtype, shape, view=True)
     if name in ("select", "select_copy"):
@@ -565,7 +567,7 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
             if isinstance(value, Value):
                 if name != "fill" or value.rank != 0:
                     ctx.fail("a fill value that is a tensor")
-                x = ctx.tensor(0)
+                x = ctx.target(0)
                 return ctx.emit("expand", [_cast(ctx, value, dtype)],
                                 shape=_json_shape(ctx, x.shape, "fill_"))
         return ctx.result(_full(ctx, shape, value, dtype))
@@ -586,7 +588,7 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
                 "native_dropout", "dropout"):
         return _random_op(ctx, name, overload)
     if name == "copy":
-        dst, src = ctx.tensor(0), ctx.arg(1)
+        dst, src = ctx.target(0), ctx.arg(1)
         v = _cast(ctx, src, dst.dtype)
         if not isinstance(v, Value):
             return ctx.result(_full(ctx, dst.shape, v, dst.dtype))

@@ -143,7 +143,15 @@ class Context:
         return self.result(name)
 
     def tmp(self, op, args, dtype, shape, **attrs):
-        return Value(self.g.emit(op, args, self.base()), dtype, shape)
+        return Value(self.g.emit(op, args, self.base(), **attrs), dtype, shape)
+
+    def target(self, i=0):
+        """The tensor an in-place op overwrites, which may be uninitialized (torch.empty)."""
+        a = self.node.args[i]
+        v = self.conv.lookup(a)
+        if not isinstance(v, Value):
+            self.fail(f"argument {i} is not a tensor")
+        return v
 
     def base(self):
         return self.node.name
@@ -175,9 +183,9 @@ class Converter:
         self.sizes = sizes
         self.inputs = inputs
         self.g = GraphBuilder(name)
-        self.env = [{} for _ in traces]  # per trace: fx node -> index into self.values
         self.values = {}  # node of trace A -> Value / Multi / Unsupported / list
         self.current = {}  # node of trace A -> its value after in-place updates
+        self.root = {}  # an in-place op's node -> the node it updated (the same tensor)
         self.metas = {}
         self.random_ops = 0
         self.rng = None
@@ -229,7 +237,7 @@ class Converter:
     def convert_arg(self, ctx, raw):
         a = raw[0]
         if isinstance(a, torch.fx.Node):
-            v = self.current.get(a, self.values.get(a))
+            v = self.lookup(a)
             if v is None:
                 ctx.fail(f"uses {a.name}, which was not converted")
             if isinstance(v, Unsupported):
@@ -257,6 +265,10 @@ class Converter:
                          "traces); compute it with tensor operations")
             return a
         ctx.fail(f"an argument of type {type(a).__name__}")
+
+    def lookup(self, node):
+        """The value of a node now (after the in-place updates of its tensor so far)."""
+        return self.current.get(self.root.get(node, node), self.values.get(node))
 
     def describe(self, node, message):
         where = user_location(node)
@@ -302,11 +314,13 @@ class Converter:
             self.values[nodes[0]] = result
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 base = nodes[0].args[0]
-                before = self.current.get(base, self.values.get(base))
+                before = self.lookup(base)
                 if isinstance(before, Value) and before.view:
                     ctx.fail("updates a view of another tensor in place, which a fuserc graph "
                              "cannot express (update the whole tensor, or return the result)")
-                self.current[base] = result
+                root = self.root.get(base, base)
+                self.root[nodes[0]] = root
+                self.current[root] = result
         return self._outputs()
 
     def _live(self):
@@ -333,7 +347,7 @@ class Converter:
                 continue
             if not isinstance(o, torch.fx.Node):
                 raise ExportError(f"fuserc.export: the function returns {o!r}, not a tensor")
-            v = self.current.get(o, self.values.get(o))
+            v = self.lookup(o)
             if isinstance(v, Unsupported):
                 raise ExportError(v.message)
             if not isinstance(v, Value) or v.scalar:
@@ -349,7 +363,7 @@ class Converter:
                 updated.append((i, self.current[ph]))
         for k, i in A.mutations.items():
             o = A.outputs[k]
-            updated.append((i, self.current.get(o, self.values.get(o))))
+            updated.append((i, self.lookup(o)))
         for i, v in updated:
             inp = self.inputs[i]
             if inp.kind != "tensor":

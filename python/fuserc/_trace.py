@@ -9,6 +9,7 @@ that of a Python number, so the traced ops are the ones the number would give.
 import inspect
 import os
 import re
+import traceback
 
 import torch
 import torch.utils._pytree as pytree
@@ -147,10 +148,17 @@ def trace(fn, inputs, dynamic, tracer):
             raise
         except Exception as e:  # noqa: BLE001 - reported with the sizes that failed
             at = ", ".join(f"{s}={v}" for s, v in sz.items())
-            raise ExportError(f"tracing the function{' at ' + at if k else ''} failed: "
-                              f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-                              + ("" if not k else " (fuserc needs it to work for every value "
-                                 "of its symbols)")) from e
+            text = str(e).splitlines()[0] if str(e) else ""
+            if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
+                why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
+                       "while tracing; compute with tensor operations)")
+            else:
+                why = f"{type(e).__name__}: {text}"
+                if k:
+                    why += " (fuserc needs it to work for every value of its symbols)"
+            where = _innermost_user_frame(traceback.extract_tb(e.__traceback__))
+            raise ExportError(f"fuserc.export: tracing the function{' at ' + at if k else ''} "
+                              f"failed: {why}" + (f"\n  from {where}" if where else "")) from e
     return traces, sizes
 
 
@@ -245,6 +253,25 @@ def _trace_export(fn, args):
     return Trace(nodes, placeholders, outputs, spec, remap, gm)
 
 
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
+
+
+def _is_user_file(path):
+    path = os.path.abspath(path)
+    return not any(path.startswith(d + os.sep) for d in (_TORCH_DIR, _FUSERC_DIR, _STDLIB_DIR)) \
+        and not path.startswith("<")
+
+
+def _innermost_user_frame(frames):
+    """'file:line in function: code' of the innermost frame (the last of an outer-to-inner
+    list) in the user's code, or ''."""
+    user = [f for f in frames if _is_user_file(f.filename)]
+    if not user:
+        return ""
+    f = user[-1]
+    return f"{f.filename}:{f.lineno} in {f.name}" + (f": {f.line.strip()}" if f.line else "")
+
+
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([^\n]+)\n(?:\s+([^\n]*)\n?)?')
 
 
@@ -258,10 +285,7 @@ def user_location(node):
     wrapper = [k for k, f in enumerate(frames) if f[2] == _WRAPPER]
 
     def user(f):
-        path = os.path.abspath(f[0])
-        return not (path.startswith(_TORCH_DIR + os.sep) or path.startswith(_FUSERC_DIR + os.sep)
-                    or "/lib/python3" in path and "/dist-packages/" not in path
-                    and "site-packages" not in path and path.endswith(("contextlib.py",)))
+        return _is_user_file(f[0])
     if wrapper:
         w = wrapper[0]
         # Which side of the wrapper is deeper: the side without the callers of fuserc.

@@ -59,16 +59,16 @@ class _Bound:
     """One plan: a binding of one shape signature on one device."""
     __slots__ = ("plan", "lib", "output_shapes", "strides", "workspace_bytes")
 
-    def __init__(self, plan, num_inputs, outputs):
+    def __init__(self, plan, inputs, outputs):
         self.lib = lib()
         self.plan = plan
         l = self.lib
         self.workspace_bytes = l.fuserc_plan_workspace_bytes(plan)
         self.strides = []
-        for i in range(num_inputs):
-            shape = (ctypes.c_int64 * 16)()
-            check(l.fuserc_plan_input_strides(plan, i, shape))
-            self.strides.append(shape)
+        for i, spec in enumerate(inputs):
+            strides = (ctypes.c_int64 * max(spec.rank, 1))()
+            check(l.fuserc_plan_input_strides(plan, i, strides))
+            self.strides.append(tuple(strides[k] for k in range(spec.rank)))
         self.output_shapes = []
         for j, spec in enumerate(outputs):
             shape = (ctypes.c_int64 * max(spec.rank, 1))()
@@ -86,12 +86,13 @@ class _Handle:
 
     def __init__(self, path, device):
         self.lib = lib()
+        self.plans = {}
+        self.ptr = None
         options = _capi.LoadOptions(device, None)
         handle = ctypes.c_void_p()
         check(self.lib.fuserc_package_load(path.encode(), ctypes.byref(options),
                                            ctypes.byref(handle)))
         self.ptr = handle
-        self.plans = {}
 
     def __del__(self):
         self.plans.clear()
@@ -250,7 +251,7 @@ class Package:
             stride = v.stride()
             for d in range(len(shape)):
                 if shape[d] > 1 and stride[d] != want[d]:
-                    need = tuple(want[k] for k in range(len(shape)))
+                    need = want
                     raise ValueError(
                         f"{self.name}: input {s.name!r} has strides {tuple(stride)} but the "
                         f"package needs {need} (" +
@@ -325,7 +326,7 @@ class Package:
                 check(l.fuserc_bind_shapes(handle.ptr, shapes, ranks, n, ctypes.byref(plan)))
         else:
             check(l.fuserc_bind_shapes(handle.ptr, shapes, ranks, n, ctypes.byref(plan)))
-        bound = _Bound(plan, n, self.outputs)
+        bound = _Bound(plan, self.inputs, self.outputs)
         if len(handle.plans) >= 64:
             handle.plans.pop(next(iter(handle.plans)))
         handle.plans[key] = bound
