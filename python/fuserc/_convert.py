@@ -374,10 +374,10 @@ class Converter:
                           inp.value.dtype, v.shape)
             if v.name in input_names or v.name in aliases:
                 v = Value(self.g.emit("segment_set", [v], inp.name + "_new"), v.dtype, v.shape)
+            elif v.name not in names:  # readable: the updated value of p is p_new
+                v = Value(self.g.rename(v.name, inp.name + "_new"), v.dtype, v.shape)
             aliases[v.name] = inp.name
             names.append(v.name)
-        if self.rng is not None:
-            pass
         if not names:
             raise ExportError("fuserc.export: the function returns no tensor and updates no "
                               "input")

@@ -121,6 +121,16 @@ class GraphBuilder:
         self.ops.append(entry)
         return names[0] if outs == 1 else names
 
+    def rename(self, old, base):
+        """Renames op result `old` to a fresh name from `base` everywhere; returns the name."""
+        new = self.fresh(base)
+        for op in self.ops:
+            op["args"] = [new if a == old else a for a in op["args"]]
+            out = op["out"]
+            op["out"] = new if out == old else [new if o == old else o for o in out] \
+                if isinstance(out, list) else out
+        return new
+
     def document(self, outputs, aliases):
         doc = {"fuserc": 1, "name": self.name}
         if self.symbols:
