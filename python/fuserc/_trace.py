@@ -228,14 +228,27 @@ def _trace_export(fn, args):
     nodes = [n for n in gm.graph.nodes if n.op in ("call_function", "get_attr")]
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     flat_all = list(pytree.tree_flatten(out_node.args[0])[0])
-    to_mutate = dict(getattr(sig, "user_inputs_to_mutate", {}) or {})
-    mutations, flat = {}, []
-    for v in flat_all:
-        name = getattr(v, "name", None)
-        if name in to_mutate:
-            mutations[len(flat) + len(mutations)] = user_inputs.index(to_mutate[name])
-        flat.append(v)
-    user_outputs = [v for i, v in enumerate(flat) if i not in mutations]
+    # Which outputs are updated inputs: the signature's output specs (PyTorch >= 2.2), else
+    # its user_inputs_to_mutate (the updated values come first).
+    out_specs = getattr(sig, "output_specs", None)
+    if out_specs and len(out_specs) == len(flat_all):
+        user_idx, mut = [], []
+        for k, spec in enumerate(out_specs):
+            kind = getattr(spec.kind, "name", str(spec.kind))
+            if kind == "USER_OUTPUT":
+                user_idx.append(k)
+            elif kind == "USER_INPUT_MUTATION":
+                mut.append((k, user_inputs.index(spec.target)))
+            else:
+                raise ExportError(f"the function has an output of kind {kind} (it updates "
+                                  "something that is not one of its inputs)")
+    else:
+        to_mutate = dict(getattr(sig, "user_inputs_to_mutate", {}) or {})
+        n_mut = len(to_mutate)
+        mut = [(k, user_inputs.index(to_mutate[getattr(v, "name", None)]))
+               for k, v in enumerate(flat_all[:n_mut])]
+        user_idx = list(range(n_mut, len(flat_all)))
+    user_outputs = [flat_all[k] for k in user_idx]
     spec = None
     for get in (lambda: ep.call_spec.out_spec,
                 lambda: ep.module_call_graph[0].signature.out_spec):
@@ -247,9 +260,8 @@ def _trace_export(fn, args):
             spec = None
     if spec is None or spec.num_leaves != len(user_outputs):
         spec = pytree.tree_flatten(tuple(user_outputs))[1]
-    mutated = {flat.index(v): mutations[i] for i, v in enumerate(flat) if i in mutations}
-    outputs = user_outputs + [flat[i] for i in sorted(mutated)]
-    remap = {len(user_outputs) + k: mutated[i] for k, i in enumerate(sorted(mutated))}
+    outputs = user_outputs + [flat_all[k] for k, _ in mut]
+    remap = {len(user_outputs) + j: i for j, (_, i) in enumerate(mut)}
     return Trace(nodes, placeholders, outputs, spec, remap, gm)
 
 
