@@ -9,12 +9,12 @@
 
 #include "core/base/diagnostics.h"
 #include "fuserc/version.h"
-#include "serde/reader/program_printer.h"
 #include "runtime/api/package.h"
 #include "runtime/api/plan.h"
 #include "runtime/cuda/context.h"
 #include "runtime/cuda/cuda_error.h"
 #include "runtime/package_report.h"
+#include "serde/reader/program_printer.h"
 
 namespace {
 
@@ -282,9 +282,8 @@ int32_t fuserc_package_is_emulated(const fuserc_package* p) {
   return p && p->package->emulated() ? 1 : 0;
 }
 
-fuserc_status fuserc_package_inspect_json(const fuserc_package* p, const int64_t* values,
-                                          int32_t n, char* buffer, size_t buffer_size,
-                                          size_t* length) {
+fuserc_status fuserc_package_inspect_json(const fuserc_package* p, const int64_t* values, int32_t n,
+                                          char* buffer, size_t buffer_size, size_t* length) {
   if (!p) return null_argument("fuserc_package_inspect_json", "package");
   if (!length) return null_argument("fuserc_package_inspect_json", "length");
   if (values && n != fuserc_package_num_symbols(p))

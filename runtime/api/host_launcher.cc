@@ -58,8 +58,7 @@ void HostLauncher::launch(size_t first, size_t last, const void* const* inputs,
     std::lock_guard<std::mutex> lock(state_->emulator_mutex);
     for (size_t i = first; i < last; ++i) {
       plan_.write_args(launches[i], bases, storage_.data());
-      state_->emulator->launch(*state_->exe, launches[i].kernel, launches[i].dims,
-                               params_.data());
+      state_->emulator->launch(*state_->exe, launches[i].kernel, launches[i].dims, params_.data());
     }
   }
   if (first != 0 || last != launches.size()) return;
