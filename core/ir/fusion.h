@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -113,6 +114,8 @@ class Fusion {
 
   const Value& value(ValueId id) const;
   Value& value(ValueId id);
+  // By name, in constant time (an index kept as values are appended; a value's name must not
+  // change once it is in `values`).
   std::optional<ValueId> find_value(const std::string& name) const;
   const SymbolDecl* find_symbol(const std::string& name) const;
   ValueId add_value(Value v);
@@ -125,6 +128,10 @@ class Fusion {
 
   // A readable listing of the graph, one op per line (used by --dump-after and tests).
   std::string to_text() const;
+
+ private:
+  mutable std::unordered_map<std::string, ValueId> name_index_;  // values[0, indexed_)
+  mutable size_t indexed_ = 0;
 };
 
 std::string shape_to_string(const std::vector<Expr>& shape);  // "[N, 64]"

@@ -28,23 +28,24 @@ std::vector<std::set<int>> producers_of(const Fusion& f) {
 struct Grouping {
   const Fusion& f;
   const std::vector<std::set<int>>& producers;
+  UseIndex uses;
   std::vector<int> group_of;  // op -> group id
   std::map<int, std::vector<int>> groups;
 
   Segment as_segment(const std::vector<int>& ops) const {
     Segment s;
     s.ops = ops;
-    compute_segment_boundary(f, s);
+    compute_segment_boundary(f, uses, s);
     return s;
   }
 
-  // Group-level successors.
+  // Group-level successors (O(ops of g and their uses)).
   std::set<int> successors(int g) const {
     std::set<int> out;
-    for (const auto& [id, ops] : groups)
-      for (int k : ops)
-        for (int p : producers[k])
-          if (group_of[p] == g && id != g) out.insert(id);
+    for (int k : groups.at(g))
+      for (ValueId v : f.ops[k].outs)
+        for (int c : uses.consumers[v])
+          if (group_of[c] != g) out.insert(group_of[c]);
     return out;
   }
 
@@ -210,7 +211,7 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
 
   // A region a scheduler takes whole is one group; the others start as single ops and are
   // merged bottom-up (merges follow fusible edges only, so they stay inside a region).
-  Grouping g{f, producers, std::vector<int>(f.ops.size(), -1), {}};
+  Grouping g{f, producers, build_use_index(f), std::vector<int>(f.ops.size(), -1), {}};
   for (const auto& [root, ops] : regions) {
     Segment whole = g.as_segment(ops);
     if (first_accepting(f, whole, schedulers, nullptr)) {
