@@ -119,6 +119,14 @@ ValuePtr all_of(std::vector<ValuePtr> conditions) {
   return make(std::move(v));
 }
 
+ValuePtr select(ValuePtr cond, ValuePtr if_true, ValuePtr if_false, Type type) {
+  Value v;
+  v.kind = Value::Kind::Select;
+  v.type = type;
+  v.operands = {std::move(cond), std::move(if_true), std::move(if_false)};
+  return make(std::move(v));
+}
+
 Stmt let(Type type, const std::string& name, ValuePtr value) {
   Stmt s;
   s.kind = Stmt::Kind::Let;

@@ -75,6 +75,7 @@ ValuePtr op(OpKind kind, DType computation, Type type, std::vector<ValuePtr> ope
 ValuePtr convert(const ValuePtr& v, DType from, DType to);
 ValuePtr call(const std::string& fn, Type type, std::vector<ValuePtr> operands);
 ValuePtr all_of(std::vector<ValuePtr> conditions);
+ValuePtr select(ValuePtr cond, ValuePtr if_true, ValuePtr if_false, Type type);
 ValuePtr element(const std::string& array, const Expr& index, Type type);
 
 struct Stmt;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "codegen/lower/element_emitter.h"
+#include "core/base/diagnostics.h"
 
 namespace fuserc::lower {
 
@@ -19,6 +20,19 @@ Expr addressable_extent(const Value& v) {
   Expr last(0);
   for (size_t d = 0; d < v.shape.size(); ++d) last = last + (v.shape[d] - 1) * v.strides[d];
   return last + 1;
+}
+
+Expr output_offset(const Fusion& f, ValueId o, const std::vector<Expr>& coords,
+                   const Expr& linear) {
+  for (const auto& [out, in] : f.aliases) {
+    if (out != o || f.value(in).strides.empty()) continue;
+    const std::vector<Expr>& strides = f.value(in).strides;
+    FUSERC_CHECK(strides.size() == coords.size(), "output_offset: rank mismatch");
+    Expr off(0);
+    for (size_t d = 0; d < coords.size(); ++d) off = off + coords[d] * strides[d];
+    return off;
+  }
+  return linear;
 }
 
 std::string op_listing(const Fusion& f, const Segment& s) {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "codegen/kernel_summary.h"
 #include "codegen/kir/kir.h"
@@ -22,6 +23,12 @@ Expr subst(const Expr& e, const std::map<std::string, Expr>& m);
 // The number of elements an access to `v` can reach: numel, or with strides the largest
 // offset plus one.
 Expr addressable_extent(const Value& v);
+
+// The element offset at which output `o` is written for its coordinates `coords`: through the
+// strides of the input it is written into in place when that input declares strides, else
+// `linear` (its row-major index, which the caller knows).
+Expr output_offset(const Fusion& f, ValueId o, const std::vector<Expr>& coords,
+                   const Expr& linear);
 
 // "y = add(a, b); z = exp(y)".
 std::string op_listing(const Fusion& f, const Segment& s);

@@ -637,12 +637,12 @@ Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
   }
   switch (op) {
     case ExprOp::Lt:
-      if (d.hi() < 0) return Expr(1);
-      if (d.lo() >= 0) return Expr(0);
+      if (d.hi() < 0 || provably_less(a, b)) return Expr(1);
+      if (d.lo() >= 0 || provably_less(b, a + Expr(1))) return Expr(0);
       break;
     case ExprOp::Le:
-      if (d.hi() <= 0) return Expr(1);
-      if (d.lo() > 0) return Expr(0);
+      if (d.hi() <= 0 || provably_less(a, b + Expr(1))) return Expr(1);
+      if (d.lo() > 0 || provably_less(b, a)) return Expr(0);
       break;
     case ExprOp::Eq:
     case ExprOp::Ne:

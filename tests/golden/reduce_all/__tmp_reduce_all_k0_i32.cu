@@ -24,9 +24,9 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i32(
     if (active) {
       for (int k = (int)blockIdx.y * 1024 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 1024) {
         const float x_v = x[k];
+        const float ax = fz_abs(x_v);
         acc_s = (acc_s + x_v);
         acc_m = fz_maximum(acc_m, x_v);
-        const float ax = fz_abs(x_v);
         acc_l1 = (acc_l1 + ax);
       }
     }

@@ -24,9 +24,9 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
     if (active) {
       for (long long k = (long long)blockIdx.y * 1024 + (long long)threadIdx.x; k < M * N; k += (long long)gridDim.y * 1024) {
         const float x_v = x[k];
+        const float ax = fz_abs(x_v);
         acc_s = (acc_s + x_v);
         acc_m = fz_maximum(acc_m, x_v);
-        const float ax = fz_abs(x_v);
         acc_l1 = (acc_l1 + ax);
       }
     }
