@@ -256,40 +256,75 @@ Monomial without_one(const Monomial& m, const Expr& f) {
   return out;
 }
 
-// The identity of delinearized indices: k*E*(x / E) + k*(x % E) == k*x. Finds one such pair
-// of terms in `terms` and replaces it; returns false when there is none.
+// Finds, for each wanted term, a distinct term of `terms` (other than `skip`) with the same
+// monomial and coefficient; their indices, or nothing.
+std::optional<std::vector<size_t>> find_terms(const std::vector<Term>& terms,
+                                              const std::vector<Term>& wanted, size_t skip) {
+  std::vector<size_t> found;
+  for (const auto& w : wanted) {
+    bool ok = false;
+    for (size_t j = 0; j < terms.size() && !ok; ++j) {
+      if (j == skip || std::find(found.begin(), found.end(), j) != found.end()) continue;
+      if (terms[j].coef == w.coef && compare_monomials(terms[j].factors, w.factors) == 0) {
+        found.push_back(j);
+        ok = true;
+      }
+    }
+    if (!ok) return std::nullopt;
+  }
+  return found;
+}
+
+// The identity of delinearized indices: k*E*(x / E) + k*(x % E) == k*x, for any divisor E (a
+// sum of symbols too: the product is then either expanded over E's terms or kept whole). E
+// must not change sign; when it may be 0 (an extent with min 0), the tensor it delinearizes
+// is empty and no element is ever addressed. Finds one such group of terms in `terms` and
+// replaces it; returns false when there is none.
 bool fold_div_mod_pair(std::vector<Term>& terms, int64_t& constant) {
   for (size_t i = 0; i < terms.size(); ++i) {
     for (const auto& mod_factor : terms[i].factors) {
       if (mod_factor.op() != ExprOp::Mod) continue;
       const Expr& x = mod_factor.args()[0];
       const Expr& e = mod_factor.args()[1];
-      if (e.lo() <= 0) continue;
+      if (!(e.lo() >= 0 || e.hi() < 0)) continue;
       Monomial rest = without_one(terms[i].factors, mod_factor);
-      // The partner: k * E * (x / E) * rest.
+      const int64_t k = terms[i].coef;
       Expr quotient = floordiv(x, e);
-      Term partner{rest, 0};
-      partner.factors.push_back(quotient);
-      int64_t want_coef = terms[i].coef;
-      if (e.is_const()) {
-        if (__builtin_mul_overflow(want_coef, e.value(), &want_coef)) continue;
-      } else {
-        Term et = term_of(e);
-        if (e.op() == ExprOp::Add || __builtin_mul_overflow(want_coef, et.coef, &want_coef))
-          continue;
-        for (const auto& f : et.factors) partner.factors.push_back(f);
+      auto partner = [&](const Monomial& extra, int64_t coef) -> std::optional<Term> {
+        Term t{rest, 0};
+        t.factors.push_back(quotient);
+        for (const auto& f : extra) t.factors.push_back(f);
+        std::sort(t.factors.begin(), t.factors.end(), ExprLess());
+        if (__builtin_mul_overflow(k, coef, &t.coef)) return std::nullopt;
+        return t;
+      };
+      // The partners of k * E * q * rest: E expanded over its terms, or E kept as a factor.
+      std::vector<std::vector<Term>> forms(2);
+      bool ok = true;
+      Poly pe = to_poly(e);
+      if (pe.constant != 0) {
+        auto t = partner({}, pe.constant);
+        ok = ok && t.has_value();
+        if (t) forms[0].push_back(*t);
       }
-      std::sort(partner.factors.begin(), partner.factors.end(), ExprLess());
-      for (size_t j = 0; j < terms.size(); ++j) {
-        if (j == i || terms[j].coef != want_coef ||
-            compare_monomials(terms[j].factors, partner.factors) != 0)
-          continue;
-        // Replace both by k * rest * x.
-        int64_t k = terms[i].coef;
+      for (const auto& et : pe.terms) {
+        auto t = partner(et.factors, et.coef);
+        ok = ok && t.has_value();
+        if (t) forms[0].push_back(*t);
+      }
+      if (!ok) forms[0].clear();
+      if (e.op() == ExprOp::Add)
+        if (auto t = partner({e}, 1)) forms[1].push_back(*t);
+      for (const auto& wanted : forms) {
+        if (wanted.empty()) continue;
+        auto found = find_terms(terms, wanted, i);
+        if (!found) continue;
+        // Replace them all by k * rest * x.
         Poly px = to_poly(x);
         std::vector<Term> out;
         for (size_t t = 0; t < terms.size(); ++t)
-          if (t != i && t != j) out.push_back(terms[t]);
+          if (t != i && std::find(found->begin(), found->end(), t) == found->end())
+            out.push_back(terms[t]);
         if (rest.empty())
           constant = checked_add(constant, checked_mul(k, px.constant));
         else if (px.constant != 0)
