@@ -224,6 +224,13 @@ Stmt for_loop(Type type, const std::string& var, const Expr& begin, const Expr& 
   return s;
 }
 
+Stmt rolled_loop(Type type, const std::string& var, const Expr& begin, const Expr& end,
+                 Block body) {
+  Stmt s = for_loop(type, var, begin, end, std::move(body));
+  s.rolled = true;
+  return s;
+}
+
 ValuePtr element(const std::string& array, const Expr& index, Type type) {
   Value v;
   v.kind = Value::Kind::Element;
@@ -363,7 +370,7 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
         break;
       case Stmt::Kind::For:
         out << pad << "for " << s.name << " in [" << s.begin.str() << ", " << s.end.str() << ")"
-            << (s.step.is_const(1) ? "" : " step " + s.step.str()) << (s.unroll ? " unroll" : "")
+            << (s.step.is_const(1) ? "" : " step " + s.step.str()) << (s.unroll ? " unroll" : "") << (s.rolled ? " rolled" : "")
             << "\n";
         block_text(s.body, depth + 1, out);
         break;

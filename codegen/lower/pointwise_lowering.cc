@@ -59,9 +59,16 @@ struct IndexNames {
   std::string base, i, lane, row, col, x;
 };
 
+// Past this many element-graph nodes a kernel is emitted compactly: no vector path and the
+// loop over a thread's elements kept rolled, so the element computation appears once in the
+// kernel (NVRTC's time and the code size grow with the copies: 4 unrolled vector lanes plus
+// the scalar path cost about 4.5x one copy).
+constexpr size_t kCompactNodes = 64;
+
 struct Plan {
-  bool row = false;    // row layout (else flat)
-  bool two_d = false;  // 2-D grid (row layout only)
+  bool row = false;      // row layout (else flat)
+  bool two_d = false;    // 2-D grid (row layout only)
+  bool compact = false;  // one copy of the element computation (see kCompactNodes)
   int vector = 1;
 };
 
@@ -170,6 +177,7 @@ class PointwiseLowering {
       while (p.vector > 1 && numel_.value() < p.vector) p.vector /= 2;
     }
     p.two_d = p.row && hints_.value_of(last_extent()) >= int64_t{params_.block} * p.vector;
+    p.compact = graph_.nodes().size() > kCompactNodes;
     return p;
   }
 
@@ -225,9 +233,17 @@ class PointwiseLowering {
         "computes: " + ks.comment,
         "domain " + shape_to_string(domain_) + ", " +
             (plan_.row ? (plan_.two_d ? "2-D grid over rows" : "vectors within rows") : "flat") +
-            ", vector " + std::to_string(plan_.vector) + ", block " +
+            ", vector " + std::to_string(plan_.vector) + (plan_.compact ? " (compact)" : "") +
+            ", block " +
             std::to_string(params_.block) + ", " + (index64 ? "64" : "32") + "-bit indexing"};
     return lk;
+  }
+
+  // The scalar path's loop over the thread's elements.
+  kir::Stmt lane_loop(kir::Block body) const {
+    Expr width(plan_.vector);
+    if (plan_.compact) return kir::rolled_loop(kir::Type::Int32, ix_.lane, Expr(0), width, body);
+    return kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), width, std::move(body));
   }
 
   // The output nodes (the emitter's roots).
@@ -267,7 +283,7 @@ class PointwiseLowering {
                                         const Expr& linear, const Expr& lane,
                                         std::vector<kir::ValuePtr> conds) {
     int width = plan_.vector;
-    if (width <= 1) return std::nullopt;
+    if (width <= 1 || plan_.compact) return std::nullopt;
     auto offset_of = [&](int id) { return subst(graph_.node(id).offset, m); };
     kir::Block pre;
     std::map<int, std::string> vector_loads;
@@ -405,8 +421,7 @@ class PointwiseLowering {
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.i, kir::index_value(base + lane, index_type)));
     append_guarded(loop, lt(Expr::index(ix_.i, covered), numel_), std::move(elem));
-    body.push_back(
-        kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
+    body.push_back(lane_loop(std::move(loop)));
     return body;
   }
 
@@ -467,7 +482,7 @@ class PointwiseLowering {
         ceildiv(last_extent(), Expr(int64_t{params_.block} * width)) * params_.block * width;
     append_guarded(loop, lt(Expr::index(ix_.x, covered), last_extent()), std::move(elem));
     kir::Block out;
-    out.push_back(kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
+    out.push_back(lane_loop(std::move(loop)));
     return out;
   }
 };

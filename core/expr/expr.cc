@@ -90,8 +90,13 @@ Expr make_expr_node(ExprNode&& node) {
   size_t h = std::hash<int>()(static_cast<int>(node.op));
   h = hash_combine(h, std::hash<int64_t>()(node.value));
   if (!node.name.empty()) h = hash_combine(h, std::hash<std::string>()(node.name));
-  for (const auto& a : node.args) h = hash_combine(h, a.hash());
+  int depth = 0;
+  for (const auto& a : node.args) {
+    h = hash_combine(h, a.hash());
+    depth = std::max(depth, a.node()->depth);
+  }
   node.hash = h;
+  node.depth = depth + 1;
   return Expr(std::make_shared<const ExprNode>(std::move(node)));
 }
 
@@ -141,6 +146,9 @@ int64_t Expr::hi() const {
 }
 size_t Expr::hash() const {
   return n_->hash;
+}
+int Expr::depth() const {
+  return n_->depth;
 }
 
 bool operator==(const Expr& a, const Expr& b) {

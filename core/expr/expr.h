@@ -64,6 +64,7 @@ class Expr {
   int64_t lo() const;  // every value of the expression lies in [lo, hi]
   int64_t hi() const;
   size_t hash() const;
+  int depth() const;  // nesting depth of the expression tree (a leaf is 1)
 
   std::string str() const;  // human-readable formula, e.g. "ceildiv(N * 64, 128)"
 

@@ -19,6 +19,7 @@ struct ExprNode {
   int64_t lo = 0;
   int64_t hi = 0;
   size_t hash = 0;
+  int depth = 1;  // 1 + the deepest argument's
 };
 
 // Wraps a filled-in node (hash computed here). Bounds must already be set.
