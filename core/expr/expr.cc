@@ -90,13 +90,13 @@ Expr make_expr_node(ExprNode&& node) {
   size_t h = std::hash<int>()(static_cast<int>(node.op));
   h = hash_combine(h, std::hash<int64_t>()(node.value));
   if (!node.name.empty()) h = hash_combine(h, std::hash<std::string>()(node.name));
-  int depth = 0;
+  int64_t size = 1;
   for (const auto& a : node.args) {
     h = hash_combine(h, a.hash());
-    depth = std::max(depth, a.node()->depth);
+    size = std::min<int64_t>(size + a.node()->size, int64_t{1} << 40);
   }
   node.hash = h;
-  node.depth = depth + 1;
+  node.size = size;
   return Expr(std::make_shared<const ExprNode>(std::move(node)));
 }
 
@@ -147,8 +147,8 @@ int64_t Expr::hi() const {
 size_t Expr::hash() const {
   return n_->hash;
 }
-int Expr::depth() const {
-  return n_->depth;
+int64_t Expr::size() const {
+  return n_->size;
 }
 
 bool operator==(const Expr& a, const Expr& b) {
@@ -459,7 +459,19 @@ std::pair<int64_t, int64_t> div_bounds(const Expr& a, const Expr& b, bool ceil) 
 
 }  // namespace
 
-Expr operator+(const Expr& a, const Expr& b) {
+namespace {
+
+// An expression whose bounds leave one value (e.g. an index variable of extent 1) is that
+// constant.
+Expr pinned(const Expr& e) {
+  if (e.is_const() || e.lo() != e.hi() || e.lo() == kNegInf || e.lo() == kPosInf) return e;
+  return Expr(e.lo());
+}
+
+}  // namespace
+
+Expr operator+(const Expr& a_in, const Expr& b_in) {
+  Expr a = pinned(a_in), b = pinned(b_in);
   if (a.is_const() && b.is_const()) return Expr(checked_add(a.value(), b.value()));
   if (a.is_const(0)) return b;
   if (b.is_const(0)) return a;
@@ -479,7 +491,8 @@ Expr operator-(const Expr& a, const Expr& b) {
   return a + (-b);
 }
 
-Expr operator*(const Expr& a, const Expr& b) {
+Expr operator*(const Expr& a_in, const Expr& b_in) {
+  Expr a = pinned(a_in), b = pinned(b_in);
   if (a.is_const() && b.is_const()) return Expr(checked_mul(a.value(), b.value()));
   if (a.is_const(0) || b.is_const(0)) return Expr(0);
   if (a.is_const(1)) return b;
@@ -565,6 +578,41 @@ bool provably_less(const Expr& a, const Expr& b) {
   return false;
 }
 
+namespace {
+
+bool le_within(const Expr& a, const Expr& b, int depth) {
+  if (a == b || (b - a).lo() >= 0 || provably_less(a, b + Expr(1))) return true;
+  if (depth >= 4) return false;
+  switch (a.op()) {
+    case ExprOp::Max:
+      return le_within(a.args()[0], b, depth + 1) && le_within(a.args()[1], b, depth + 1);
+    case ExprOp::Min:
+      return le_within(a.args()[0], b, depth + 1) || le_within(a.args()[1], b, depth + 1);
+    case ExprOp::FloorDiv:
+    case ExprOp::CeilDiv:
+      // x / c <= x for x >= 0 and c >= 1
+      if (a.args()[1].lo() >= 1 && a.args()[0].lo() >= 0 &&
+          le_within(a.args()[0], b, depth + 1))
+        return true;
+      break;
+    default: break;
+  }
+  switch (b.op()) {
+    case ExprOp::Min:
+      return le_within(a, b.args()[0], depth + 1) && le_within(a, b.args()[1], depth + 1);
+    case ExprOp::Max:
+      return le_within(a, b.args()[0], depth + 1) || le_within(a, b.args()[1], depth + 1);
+    default: break;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool provably_le(const Expr& a, const Expr& b) {
+  return le_within(a, b, 0);
+}
+
 Expr floordiv(const Expr& a, const Expr& b) {
   if (b.is_const(0)) throw UserError("division by zero in size expression " + a.str() + " / 0");
   if (a.is_const() && b.is_const()) return Expr(floor_div(a.value(), b.value()));
@@ -602,6 +650,10 @@ Expr ceildiv(const Expr& a, const Expr& b) {
     if (has_divisible_part(div)) return from_poly(div) + ceildiv(from_poly(rest), b);
     if (a.lo() >= 1 && a.hi() <= c) return Expr(1);
     if (a.lo() > -c && a.hi() <= 0) return Expr(0);
+    int64_t cc;
+    if (a.op() == ExprOp::CeilDiv && a.args()[1].is_const() && a.args()[1].value() > 0 &&
+        !__builtin_mul_overflow(a.args()[1].value(), c, &cc))
+      return ceildiv(a.args()[0], Expr(cc));  // ceil(ceil(x / p) / c) == ceil(x / (p * c))
   } else if (!b.is_const()) {
     if (a == b && b.lo() > 0) return Expr(1);
     if (b.op() != ExprOp::Add && b.lo() > 0) {
@@ -650,6 +702,15 @@ Expr mod(const Expr& a, const Expr& b) {
 namespace {
 
 // min (is_min) or max of a and b, decided by bounds where possible.
+// `e` as m + k with m a min (is_min) or max node and k a constant, if it is one.
+std::optional<std::pair<Expr, int64_t>> extremum_plus(const Expr& e, bool is_min) {
+  ExprOp want = is_min ? ExprOp::Min : ExprOp::Max;
+  if (e.op() == want) return std::make_pair(e, int64_t{0});
+  if (e.op() == ExprOp::Add && e.args().size() == 1 && e.args()[0].op() == want)
+    return std::make_pair(e.args()[0], e.value());
+  return std::nullopt;
+}
+
 Expr min_max(const Expr& a, const Expr& b, bool is_min) {
   if (a.is_const() && b.is_const())
     return Expr(is_min ? std::min(a.value(), b.value()) : std::max(a.value(), b.value()));
@@ -657,6 +718,23 @@ Expr min_max(const Expr& a, const Expr& b, bool is_min) {
   Expr d = a - b;
   if (d.hi() <= 0) return is_min ? a : b;  // a <= b everywhere
   if (d.lo() >= 0) return is_min ? b : a;  // a >= b everywhere
+  if (provably_le(a, b)) return is_min ? a : b;
+  if (provably_le(b, a)) return is_min ? b : a;
+  // max(max(x, y) + k, z) == max(x + k, z) when y + k <= z (min alike), so that clamps of
+  // clamps (slices of slices) stay flat.
+  for (int side = 0; side < 2; ++side) {
+    const Expr& e = side == 0 ? a : b;
+    const Expr& z = side == 0 ? b : a;
+    auto mk = extremum_plus(e, is_min);
+    if (!mk) continue;
+    const Expr& m = mk->first;
+    Expr k(mk->second);
+    for (int i = 0; i < 2; ++i) {
+      Expr dropped = m.args()[1 - i] + k;
+      if (is_min ? provably_le(z, dropped) : provably_le(dropped, z))
+        return min_max(m.args()[i] + k, z, is_min);
+    }
+  }
   // Commutative: canonical argument order, with a constant written last.
   bool swap = b.is_const() ? false : a.is_const() ? true : compare(a, b) > 0;
   const Expr& x = swap ? b : a;
@@ -680,12 +758,12 @@ Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
   }
   switch (op) {
     case ExprOp::Lt:
-      if (d.hi() < 0 || provably_less(a, b)) return Expr(1);
-      if (d.lo() >= 0 || provably_less(b, a + Expr(1))) return Expr(0);
+      if (d.hi() < 0 || provably_le(a + Expr(1), b)) return Expr(1);
+      if (d.lo() >= 0 || provably_le(b, a)) return Expr(0);
       break;
     case ExprOp::Le:
-      if (d.hi() <= 0 || provably_less(a, b + Expr(1))) return Expr(1);
-      if (d.lo() > 0 || provably_less(b, a)) return Expr(0);
+      if (d.hi() <= 0 || provably_le(a, b)) return Expr(1);
+      if (d.lo() > 0 || provably_le(b + Expr(1), a)) return Expr(0);
       break;
     case ExprOp::Eq:
     case ExprOp::Ne:

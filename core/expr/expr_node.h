@@ -19,7 +19,8 @@ struct ExprNode {
   int64_t lo = 0;
   int64_t hi = 0;
   size_t hash = 0;
-  int depth = 1;  // 1 + the deepest argument's
+  int64_t size = 1;  // nodes of the expression as a tree (shared arguments counted each time),
+                     // saturating at 2^40
 };
 
 // Wraps a filled-in node (hash computed here). Bounds must already be set.

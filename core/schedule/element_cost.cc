@@ -44,7 +44,10 @@ ElementCost element_cost(const Fusion& f, const Segment& group) {
     Key key = std::move(stack.back());
     stack.pop_back();
     if (seen.count(key)) continue;
-    for (const auto& c : key.second) cost.index_depth = std::max(cost.index_depth, c.depth());
+    for (const auto& c : key.second) cost.index_size = std::max(cost.index_size, c.size());
+    if (cost.index_size > kMaxIndexSize ||
+        static_cast<int64_t>(seen.size()) > kMaxPositionsPerValue * kMaxKernelPositions)
+      break;
     const Value& v = f.value(key.first);
     values.insert(key.first);
     bool computed = v.def_op >= 0 && in_group.count(v.def_op) &&
@@ -71,9 +74,9 @@ std::string element_cost_reason(const Fusion& f, const Segment& group) {
   if (c.positions > kMaxKernelPositions)
     return "it would compute " + std::to_string(c.positions) + " element values (more than " +
            std::to_string(kMaxKernelPositions) + " in one kernel)";
-  if (c.index_depth > kMaxIndexDepth)
-    return "its index arithmetic would nest " + std::to_string(c.index_depth) +
-           " deep (more than " + std::to_string(kMaxIndexDepth) + ")";
+  if (c.index_size > kMaxIndexSize)
+    return "its index arithmetic would grow to " + std::to_string(c.index_size) +
+           " terms (more than " + std::to_string(kMaxIndexSize) + ")";
   return "";
 }
 

@@ -17,7 +17,7 @@ namespace fuserc {
 struct ElementCost {
   int64_t positions = 0;  // distinct (value, coordinates) the group's results need
   int64_t values = 0;     // distinct values among them
-  int index_depth = 0;    // deepest coordinate expression
+  int64_t index_size = 0;  // the largest coordinate expression, as printed (Expr::size)
 };
 
 // At most this many positions per value on average (a stencil of a few taps is fine; a chain
@@ -25,11 +25,13 @@ struct ElementCost {
 inline constexpr int64_t kMaxPositionsPerValue = 4;
 // at most this many positions in one kernel (its source and NVRTC's time grow with them),
 inline constexpr int64_t kMaxKernelPositions = 2048;
-// and coordinate expressions at most this deep (chains of views that do not simplify).
-inline constexpr int kMaxIndexDepth = 64;
+// and coordinate expressions of at most this many nodes as printed (chains of views that do
+// not simplify, whose index arithmetic can double with each view).
+inline constexpr int64_t kMaxIndexSize = 128;
 
 // The cost of computing the results of `group` (its boundary filled in) element by element,
-// with the results of reductions in the group as leaves. Linear in the positions.
+// with the results of reductions in the group as leaves. Linear in the positions; the walk
+// stops early once a bound below is passed (the counts are then lower bounds).
 ElementCost element_cost(const Fusion& f, const Segment& group);
 
 // Why `group` is too costly for one kernel, or "" when it is within the bounds.

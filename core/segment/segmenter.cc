@@ -123,10 +123,18 @@ int64_t bytes_at_hints(const Fusion& f, ValueId v, const HeuristicHints& hints) 
 }
 
 // Greedy bottom-up merging among the groups `members` (single ops of one region, or of one
-// chunk of a large region); `members` follows the merges.
+// chunk of a large region); `members` follows the merges. Whether a pair's union is accepted
+// and what it saves are remembered until either group changes.
 void merge_bottom_up(Grouping& g, std::set<int>& members,
                      const std::vector<const Scheduler*>& schedulers, const HeuristicHints& hints) {
   const Fusion& f = g.f;
+  struct Candidate {
+    int p_version, c_version;
+    bool accepted;
+    int64_t saving;
+  };
+  std::map<std::pair<int, int>, Candidate> known;
+  std::map<int, int> version;  // bumped when a group changes
   while (true) {
     int best_p = -1, best_c = -1;
     int64_t best_saving = -1;
@@ -139,23 +147,33 @@ void merge_bottom_up(Grouping& g, std::set<int>& members,
             prods.insert(g.group_of[p]);
       for (int p : prods) {
         if (g.indirect_path(p, c)) continue;
-        std::vector<int> merged = g.groups.at(p);
-        merged.insert(merged.end(), c_ops.begin(), c_ops.end());
-        Segment s = g.as_segment(merged);
-        if (!first_accepting(f, s, schedulers, nullptr)) continue;
-        // Bytes that stop crossing global memory: values the producer wrote that the merged
-        // group no longer writes.
-        Segment ps = g.as_segment(g.groups.at(p));
-        int64_t saving = 0;
-        for (ValueId v : ps.outputs)
-          if (std::find(s.outputs.begin(), s.outputs.end(), v) == s.outputs.end())
-            saving += bytes_at_hints(f, v, hints);
-        if (saving > best_saving) best_saving = saving, best_p = p, best_c = c;
+        auto it = known.find({p, c});
+        if (it == known.end() || it->second.p_version != version[p] ||
+            it->second.c_version != version[c]) {
+          Candidate cand{version[p], version[c], false, 0};
+          std::vector<int> merged = g.groups.at(p);
+          merged.insert(merged.end(), c_ops.begin(), c_ops.end());
+          Segment s = g.as_segment(merged);
+          cand.accepted = first_accepting(f, s, schedulers, nullptr) != nullptr;
+          if (cand.accepted) {
+            // Bytes that stop crossing global memory: values the producer wrote that the
+            // merged group no longer writes.
+            Segment ps = g.as_segment(g.groups.at(p));
+            for (ValueId v : ps.outputs)
+              if (std::find(s.outputs.begin(), s.outputs.end(), v) == s.outputs.end())
+                cand.saving += bytes_at_hints(f, v, hints);
+          }
+          it = known.insert_or_assign({p, c}, cand).first;
+        }
+        if (!it->second.accepted) continue;
+        if (it->second.saving > best_saving) best_saving = it->second.saving, best_p = p, best_c = c;
       }
     }
     if (best_p < 0) return;
     g.merge(best_p, best_c);
     members.erase(best_p);
+    ++version[best_c];
+    ++version[best_p];
   }
 }
 
