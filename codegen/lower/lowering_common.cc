@@ -1,9 +1,11 @@
 #include "codegen/lower/lowering_common.h"
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/lower/element_emitter.h"
 #include "core/base/diagnostics.h"
+#include "core/ir/element_access.h"
 
 namespace fuserc::lower {
 
@@ -107,6 +109,15 @@ void add_tensor_params(const Fusion& f, const Segment& s,
   for (ValueId v : s.inputs)
     if (f.value(v).scalar_input) add(v, false);
   for (ValueId v : s.outputs) add(v, true);
+  for (const auto& [out, in] : f.aliases) {
+    if (std::find(s.outputs.begin(), s.outputs.end(), out) == s.outputs.end()) continue;
+    Expr distinct = elements_distinct(f, f.value(in));
+    if (!distinct.is_const(1))
+      ks.guards.push_back({KernelGuard::Kind::Other, distinct,
+                           "input '" + f.value(in).name +
+                               "' is written in place through strides under which two of its "
+                               "elements share memory"});
+  }
 }
 
 void add_scratch_param(const std::string& name, kir::Type element, const Expr& bytes,

@@ -44,7 +44,8 @@ std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segmen
                                                    NameTable& names);
 
 // Appends the tensor and scalar parameters of the segment, in the order the runtime binds them;
-// an output written in place and its input are not __restrict__.
+// an output written in place and its input are not __restrict__. An output written in place
+// through strides that may make elements share memory gets a guard saying so.
 void add_tensor_params(const Fusion& f, const Segment& s,
                        const std::map<ValueId, std::string>& param_name, kir::Kernel& k,
                        KernelSummary& ks);

@@ -6,6 +6,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
 #include "core/frontend/graph_reader.h"
+#include "core/ir/element_access.h"
 
 namespace fuserc {
 
@@ -328,10 +329,10 @@ void GraphReader::read_aliases(const Json& j) {
     if (f_.is_output(*in))
       fail(p, "input " + quote(in_name) + " is written in place by output " + quote(out_name) +
                   ", so it cannot also be an output itself");
-    if (!iv.strides.empty())
-      fail(p, "alias target " + quote(in_name) +
-                  " has declared strides; an output is written contiguously, so only a "
-                  "contiguous input can be written in place");
+    if (elements_distinct(f_, iv).is_const(0))
+      fail(p, "alias target " + quote(in_name) + " has strides " + shape_to_string(iv.strides) +
+                  " under which elements of its shape " + shape_to_string(iv.shape) +
+                  " share memory, so it cannot be written in place");
     f_.aliases.emplace_back(*out, *in);
   }
 }

@@ -1,5 +1,7 @@
 #include "core/ir/element_access.h"
 
+#include <algorithm>
+
 #include "core/base/diagnostics.h"
 
 namespace fuserc {
@@ -32,6 +34,29 @@ std::vector<Expr> broadcast_coords(const std::vector<Expr>& coords,
   for (size_t d = 0; d < shape.size(); ++d)
     out.push_back(shape[d].is_const(1) ? Expr(0) : coords[offset + d]);
   return out;
+}
+
+Expr elements_distinct(const Fusion& f, const Value& v) {
+  if (v.strides.empty()) return Expr(1);
+  auto at_hints = [&](const Expr& e) {
+    return evaluate(e, [&](const std::string& name) -> std::optional<int64_t> {
+      if (const SymbolDecl* s = f.find_symbol(name)) return s->hint;
+      return std::nullopt;
+    });
+  };
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (!v.shape[d].is_const(1)) dims.push_back(d);
+  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
+    return at_hints(v.strides[a]) < at_hints(v.strides[b]);
+  });
+  Expr all(1);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const Expr& s = v.strides[dims[i]];
+    Expr below = i == 0 ? Expr(1) : v.strides[dims[i - 1]] * v.shape[dims[i - 1]];
+    all = min(all, le(below, s));
+  }
+  return max(all, le(v.numel(), Expr(1)));
 }
 
 bool has_element_access(const Op& op) {

@@ -20,6 +20,12 @@ std::vector<Expr> delinearize(const Expr& linear, const std::vector<Expr>& shape
 // aligned on the right, literal-1 extents read coordinate 0.
 std::vector<Expr> broadcast_coords(const std::vector<Expr>& coords, const std::vector<Expr>& shape);
 
+// A condition (1 when it always holds, 0 when it never does) under which the strides of
+// input `v` give each of its elements a memory location of its own, so that it can be
+// written in place: sorted by stride (at the symbols' hints), each stride is at least the
+// span of the dimensions below it. An empty or one-element tensor always qualifies.
+Expr elements_distinct(const Fusion& f, const Value& v);
+
 // True for the ops computed element by element from their operands (elementwise ops, views,
 // pad, cat, creation, random, segment_set): those operand_coords answers for.
 bool has_element_access(const Op& op);
