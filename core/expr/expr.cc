@@ -91,12 +91,18 @@ Expr make_expr_node(ExprNode&& node) {
   h = hash_combine(h, std::hash<int64_t>()(node.value));
   if (!node.name.empty()) h = hash_combine(h, std::hash<std::string>()(node.name));
   int64_t size = 1;
+  int depth = 0;
   for (const auto& a : node.args) {
     h = hash_combine(h, a.hash());
     size = std::min<int64_t>(size + a.node()->size, int64_t{1} << 40);
+    depth = std::max(depth, a.node()->depth);
   }
+  if (depth >= kMaxExprDepth)
+    throw UserError("not supported yet: a size or index expression nested deeper than " +
+                    std::to_string(kMaxExprDepth) + " levels");
   node.hash = h;
   node.size = size;
+  node.depth = depth + 1;
   return Expr(std::make_shared<const ExprNode>(std::move(node)));
 }
 
@@ -702,12 +708,13 @@ Expr mod(const Expr& a, const Expr& b) {
 namespace {
 
 // min (is_min) or max of a and b, decided by bounds where possible.
-// `e` as m + k with m a min (is_min) or max node and k a constant, if it is one.
-std::optional<std::pair<Expr, int64_t>> extremum_plus(const Expr& e, bool is_min) {
+// `e` as m + k with m a min (is_min) or max node (a term of e), if it has one.
+std::optional<std::pair<Expr, Expr>> extremum_plus(const Expr& e, bool is_min) {
   ExprOp want = is_min ? ExprOp::Min : ExprOp::Max;
-  if (e.op() == want) return std::make_pair(e, int64_t{0});
-  if (e.op() == ExprOp::Add && e.args().size() == 1 && e.args()[0].op() == want)
-    return std::make_pair(e.args()[0], e.value());
+  if (e.op() == want) return std::make_pair(e, Expr(0));
+  if (e.op() == ExprOp::Add)
+    for (const auto& t : e.args())
+      if (t.op() == want) return std::make_pair(t, e - t);
   return std::nullopt;
 }
 
@@ -728,7 +735,7 @@ Expr min_max(const Expr& a, const Expr& b, bool is_min) {
     auto mk = extremum_plus(e, is_min);
     if (!mk) continue;
     const Expr& m = mk->first;
-    Expr k(mk->second);
+    const Expr& k = mk->second;
     for (int i = 0; i < 2; ++i) {
       Expr dropped = m.args()[1 - i] + k;
       if (is_min ? provably_le(z, dropped) : provably_le(dropped, z))

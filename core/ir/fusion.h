@@ -81,8 +81,8 @@ struct OpAttrs {
   int64_t correction = 1;      // var, var_mean
   std::vector<Expr> shape;     // broadcast_in_dim, expand, reshape, full, rand/randn: result shape
   std::vector<int64_t> broadcast_dims;
-  std::vector<Expr> starts;  // slice: clamped to [0, extent] (a constant: only to >= 0; a
-                             // start past the extent means an empty slice)
+  std::vector<Expr> starts;  // slice: >= 0 (negative starts resolved and clamped); a start
+                             // past the extent means an empty slice
   std::vector<Expr> ends;                         // slice: clamped to [start, extent]
   std::vector<int64_t> steps;                     // slice: positive
   std::vector<std::pair<int64_t, int64_t>> pads;  // pad: (lo, hi) per dim, negative crops
