@@ -370,8 +370,8 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
         break;
       case Stmt::Kind::For:
         out << pad << "for " << s.name << " in [" << s.begin.str() << ", " << s.end.str() << ")"
-            << (s.step.is_const(1) ? "" : " step " + s.step.str()) << (s.unroll ? " unroll" : "") << (s.rolled ? " rolled" : "")
-            << "\n";
+            << (s.step.is_const(1) ? "" : " step " + s.step.str()) << (s.unroll ? " unroll" : "")
+            << (s.rolled ? " rolled" : "") << "\n";
         block_text(s.body, depth + 1, out);
         break;
       case Stmt::Kind::Array:

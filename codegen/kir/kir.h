@@ -110,8 +110,8 @@ struct Stmt {
   int width = 1;
   ValuePtr cond;
   Expr begin, end, step = Expr(1);
-  bool unroll = false;   // For: fully unrolled
-  bool rolled = false;   // For: never unrolled (one copy of a large body)
+  bool unroll = false;  // For: fully unrolled
+  bool rolled = false;  // For: never unrolled (one copy of a large body)
   Block body, orelse;
   std::string text;
 };
@@ -131,8 +131,7 @@ Stmt if_then(ValuePtr cond, Block body, Block orelse = {});
 Stmt for_loop(Type type, const std::string& var, const Expr& begin, const Expr& end, Block body,
               bool unroll = false, const Expr& step = Expr(1));
 // The same loop, kept rolled.
-Stmt rolled_loop(Type type, const std::string& var, const Expr& begin, const Expr& end,
-                 Block body);
+Stmt rolled_loop(Type type, const std::string& var, const Expr& begin, const Expr& end, Block body);
 Stmt array(Type type, const std::string& name, int width);
 Stmt shared_array(Type type, const std::string& name, int width);
 Stmt element_store(const std::string& array, const Expr& index, ValuePtr value);

@@ -211,8 +211,8 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
       kir::Block else_block = std::move(blocks[b->second.second]);
       then_block.push_back(kir::assign(name, value_of(n.args[0])));
       else_block.push_back(kir::assign(name, value_of(n.args[1])));
-      target.push_back(kir::if_then(conditions(n.predicate), std::move(then_block),
-                                    std::move(else_block)));
+      target.push_back(
+          kir::if_then(conditions(n.predicate), std::move(then_block), std::move(else_block)));
       value[id] = kir::ref(name, type);
       continue;
     }

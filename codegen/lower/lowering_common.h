@@ -27,8 +27,7 @@ Expr addressable_extent(const Value& v);
 // The element offset at which output `o` is written for its coordinates `coords`: through the
 // strides of the input it is written into in place when that input declares strides, else
 // `linear` (its row-major index, which the caller knows).
-Expr output_offset(const Fusion& f, ValueId o, const std::vector<Expr>& coords,
-                   const Expr& linear);
+Expr output_offset(const Fusion& f, ValueId o, const std::vector<Expr>& coords, const Expr& linear);
 
 // "y = add(a, b); z = exp(y)".
 std::string op_listing(const Fusion& f, const Segment& s);

@@ -234,8 +234,8 @@ class PointwiseLowering {
         "domain " + shape_to_string(domain_) + ", " +
             (plan_.row ? (plan_.two_d ? "2-D grid over rows" : "vectors within rows") : "flat") +
             ", vector " + std::to_string(plan_.vector) + (plan_.compact ? " (compact)" : "") +
-            ", block " +
-            std::to_string(params_.block) + ", " + (index64 ? "64" : "32") + "-bit indexing"};
+            ", block " + std::to_string(params_.block) + ", " + (index64 ? "64" : "32") +
+            "-bit indexing"};
     return lk;
   }
 
@@ -268,8 +268,8 @@ class PointwiseLowering {
     std::vector<Expr> oc = path_coords(m);
     for (size_t i = 0; i < outputs_.size(); ++i) {
       ValueId o = outputs_[i].first;
-      b.push_back(kir::store(param_of(o), output_offset(f_, o, oc, linear), f_.value(o).dtype,
-                             values[i]));
+      b.push_back(
+          kir::store(param_of(o), output_offset(f_, o, oc, linear), f_.value(o).dtype, values[i]));
     }
   }
 
@@ -317,9 +317,8 @@ class PointwiseLowering {
     std::vector<Expr> oc = path_coords(m);
     bool any_vector_store = false;
     for (const auto& [o, node] : outputs_)
-      any_vector_store = any_vector_store ||
-                         lane_access(output_offset(f_, o, oc, linear), lane) ==
-                             LaneAccess::Contiguous;
+      any_vector_store = any_vector_store || lane_access(output_offset(f_, o, oc, linear), lane) ==
+                                                 LaneAccess::Contiguous;
     if (vector_loads.empty() && !any_vector_store) return std::nullopt;
     ElementEmitter em(
         f_, graph_, names, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
@@ -386,8 +385,8 @@ class PointwiseLowering {
         conds.push_back(*c);
       auto m = coord_map(coords_, row_coords(row, col + lane));
       Expr linear = row * last_extent() + col + lane;
-      auto path = never ? std::nullopt
-                        : vector_path(vnames, param_of, index_type, m, linear, lane, conds);
+      auto path =
+          never ? std::nullopt : vector_path(vnames, param_of, index_type, m, linear, lane, conds);
       if (path) {
         // The row and the column of the vector's first element (the guard reads them).
         body.push_back(

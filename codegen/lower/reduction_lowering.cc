@@ -191,8 +191,7 @@ class ReductionLowering {
     if (fill_caches) {
       size_t i = roots.size();
       for (const auto& [node, array] : c.caches)
-        elem.push_back(
-            kir::element_store(array, Expr::index(c.j, Expr(c.elements)), values[i++]));
+        elem.push_back(kir::element_store(array, Expr::index(c.j, Expr(c.elements)), values[i++]));
     }
     values.resize(roots.size());
     body(values, elem);
@@ -381,14 +380,13 @@ class ReductionLowering {
         rb_body.push_back(kir::declare(acc->type, acc->name, accumulator_identity(*acc)));
       std::vector<int> inputs;
       for (Accumulator* acc : accs) inputs.push_back(acc->input_node);
-      kir::Block pass = row_pass(c, row, grid, elements > 0 && phase == 1, inputs,
-                                 [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
-                                   for (size_t i = 0; i < accs.size(); ++i)
-                                     b.push_back(kir::assign(
-                                         accs[i]->name,
-                                         accumulator_push(*accs[i], v[i],
-                                                          graph_.node(inputs[i]).dtype)));
-                                 });
+      kir::Block pass = row_pass(
+          c, row, grid, elements > 0 && phase == 1, inputs,
+          [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
+            for (size_t i = 0; i < accs.size(); ++i)
+              b.push_back(kir::assign(
+                  accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype)));
+          });
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
       combine_phase(c, rb_body, accs, grid, row, row_block);
       for (Accumulator* acc : accs) {
@@ -413,15 +411,14 @@ class ReductionLowering {
       std::vector<Expr> oc;
       for (const auto& x : coords_) oc.push_back(subst(x, m));
       Expr linear = subst(linearize(coords_, a_.domain), m);
-      kir::Block pass = row_pass(c, row, false, false, nodes,
-                                 [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
-                                   for (size_t i = 0; i < full_.size(); ++i) {
-                                     ValueId o = full_[i].first;
-                                     b.push_back(kir::store(c.param_of(o),
-                                                            output_offset(f_, o, oc, linear),
-                                                            f_.value(o).dtype, v[i]));
-                                   }
-                                 });
+      kir::Block pass = row_pass(
+          c, row, false, false, nodes, [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
+            for (size_t i = 0; i < full_.size(); ++i) {
+              ValueId o = full_[i].first;
+              b.push_back(kir::store(c.param_of(o), output_offset(f_, o, oc, linear),
+                                     f_.value(o).dtype, v[i]));
+            }
+          });
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
     }
 

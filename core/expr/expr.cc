@@ -597,8 +597,7 @@ bool le_within(const Expr& a, const Expr& b, int depth) {
     case ExprOp::FloorDiv:
     case ExprOp::CeilDiv:
       // x / c <= x for x >= 0 and c >= 1
-      if (a.args()[1].lo() >= 1 && a.args()[0].lo() >= 0 &&
-          le_within(a.args()[0], b, depth + 1))
+      if (a.args()[1].lo() >= 1 && a.args()[0].lo() >= 0 && le_within(a.args()[0], b, depth + 1))
         return true;
       break;
     default: break;

@@ -81,10 +81,10 @@ struct OpAttrs {
   int64_t correction = 1;      // var, var_mean
   std::vector<Expr> shape;     // broadcast_in_dim, expand, reshape, full, rand/randn: result shape
   std::vector<int64_t> broadcast_dims;
-  std::vector<Expr> starts;  // slice: >= 0 (negative starts resolved and clamped); a start
-                             // past the extent means an empty slice
-  std::vector<Expr> ends;                         // slice: clamped to [start, extent]
-  std::vector<int64_t> steps;                     // slice: positive
+  std::vector<Expr> starts;    // slice: >= 0 (negative starts resolved and clamped); a start
+                               // past the extent means an empty slice
+  std::vector<Expr> ends;      // slice: clamped to [start, extent]
+  std::vector<int64_t> steps;  // slice: positive
   std::vector<std::pair<int64_t, int64_t>> pads;  // pad: (lo, hi) per dim, negative crops
   Literal value;                                  // pad fill, full value
   int64_t dim = 0;                                // unsqueeze, cat: normalized

@@ -50,8 +50,8 @@ ElementCost element_cost(const Fusion& f, const Segment& group) {
       break;
     const Value& v = f.value(key.first);
     values.insert(key.first);
-    bool computed = v.def_op >= 0 && in_group.count(v.def_op) &&
-                    has_element_access(f.ops[v.def_op]);
+    bool computed =
+        v.def_op >= 0 && in_group.count(v.def_op) && has_element_access(f.ops[v.def_op]);
     if (computed) {
       const Op& op = f.ops[v.def_op];
       auto coords = operand_coords(f, op, key.second);

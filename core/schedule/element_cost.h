@@ -15,8 +15,8 @@
 namespace fuserc {
 
 struct ElementCost {
-  int64_t positions = 0;  // distinct (value, coordinates) the group's results need
-  int64_t values = 0;     // distinct values among them
+  int64_t positions = 0;   // distinct (value, coordinates) the group's results need
+  int64_t values = 0;      // distinct values among them
   int64_t index_size = 0;  // the largest coordinate expression, as printed (Expr::size)
 };
 

@@ -166,7 +166,8 @@ void merge_bottom_up(Grouping& g, std::set<int>& members,
           it = known.insert_or_assign({p, c}, cand).first;
         }
         if (!it->second.accepted) continue;
-        if (it->second.saving > best_saving) best_saving = it->second.saving, best_p = p, best_c = c;
+        if (it->second.saving > best_saving)
+          best_saving = it->second.saving, best_p = p, best_c = c;
       }
     }
     if (best_p < 0) return;
@@ -361,8 +362,7 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
     for (int next : succs[id])
       if (--waiting[next] == 0) ready.push(next);
   }
-  FUSERC_CHECK(out.segments.size() == g.groups.size(),
-               "segments depend on each other in a cycle");
+  FUSERC_CHECK(out.segments.size() == g.groups.size(), "segments depend on each other in a cycle");
   return out;
 }
 

@@ -37,7 +37,8 @@ std::string shifted(int k) {
     std::string n = std::to_string(i);
     ops += std::string(i ? "," : "") + R"({"op": "slice", "args": [")" + a +
            R"("], "starts": [0, 1], "ends": ["N", 64], "out": "s)" + n + R"("},
-             {"op": "pad", "args": ["s)" + n + R"("], "pads": [[0, 0], [0, 1]], "out": "p)" + n +
+             {"op": "pad", "args": ["s)" +
+           n + R"("], "pads": [[0, 0], [0, 1]], "out": "p)" + n +
            R"("}, {"op": "add", "args": [")" + a + R"(", "p)" + n + R"("], "out": "a)" + n +
            R"("})";
     a = "a" + n;
@@ -53,10 +54,10 @@ std::string chain(int n) {
   std::string ops, prev = "x";
   for (int i = 0; i < n; ++i) {
     std::string out = "t" + std::to_string(i);
-    ops += std::string(i ? "," : "") +
-           (i % 2 == 0 ? R"({"op": "add", "args": [")" + prev + R"(", "y"], "out": ")" + out + "\"}"
-                       : R"({"op": "mul", "args": [")" + prev + R"(", 0.5], "out": ")" + out +
-                             "\"}");
+    ops +=
+        std::string(i ? "," : "") +
+        (i % 2 == 0 ? R"({"op": "add", "args": [")" + prev + R"(", "y"], "out": ")" + out + "\"}"
+                    : R"({"op": "mul", "args": [")" + prev + R"(", 0.5], "out": ")" + out + "\"}");
     prev = out;
   }
   return R"({"fuserc": 1, "name": "chain", "symbols": {"N": {"hint": 64}},
@@ -83,33 +84,38 @@ size_t source_bytes(const CompiledFusion& c) {
 
 TEST_CASE("symbolic extents inside outputs: pad and cat along every dimension", "[emulated]") {
   check_graph(read_graph("pad_inner_sym"), {{{"B", 1}}, {{"B", 4}}, {{"B", 13}}});
-  check_graph(read_graph("cat_inner_sym"),
-              {{{"A", 1}, {"B", 1}, {"C", 1}}, {{"A", 3}, {"B", 8}, {"C", 5}}, {{"A", 2}, {"B", 33}}});
-  check_graph(read_graph("pad_every_dim_sym"),
-              {{{"A", 1}, {"B", 2}, {"C", 3}}, {{"A", 3}, {"B", 5}, {"C", 7}}, {{"A", 5}, {"C", 16}}});
+  check_graph(
+      read_graph("cat_inner_sym"),
+      {{{"A", 1}, {"B", 1}, {"C", 1}}, {{"A", 3}, {"B", 8}, {"C", 5}}, {{"A", 2}, {"B", 33}}});
+  check_graph(
+      read_graph("pad_every_dim_sym"),
+      {{{"A", 1}, {"B", 2}, {"C", 3}}, {{"A", 3}, {"B", 5}, {"C", 7}}, {{"A", 5}, {"C", 16}}});
   check_graph(read_graph("cat_every_dim_sym"),
               {{{"A", 1}, {"B", 1}, {"C", 1}, {"D", 1}, {"E", 1}, {"F", 1}},
                {{"A", 3}, {"B", 5}, {"C", 6}, {"D", 2}, {"E", 4}, {"F", 9}},
                {{"A", 2}, {"B", 3}, {"C", 8}, {"D", 5}, {"E", 1}, {"F", 4}}});
   // A cache of T positions (possibly none) and S new ones along dim 2.
-  check_graph(read_graph("kv_cache_append_bf16"),
-              {{{"B", 1}, {"T", 0}, {"S", 1}}, {{"B", 2}, {"T", 5}, {"S", 3}},
-               {{"B", 1}, {"T", 8}, {"S", 4}}});
+  check_graph(read_graph("kv_cache_append_bf16"), {{{"B", 1}, {"T", 0}, {"S", 1}},
+                                                   {{"B", 2}, {"T", 5}, {"S", 3}},
+                                                   {{"B", 1}, {"T", 8}, {"S", 4}}});
 }
 
 TEST_CASE("min: 0 symbols at every position, empty and not", "[emulated]") {
   check_graph(read_graph("empty_mid"), {{{"Z", 0}}, {{"Z", 1}}, {{"Z", 4}}, {{"Z", 7}}});
-  check_graph(read_graph("empty_dims"),
-              {{{"Z", 0}, {"Y", 0}}, {{"Z", 0}, {"Y", 3}}, {{"Z", 5}, {"Y", 0}}, {{"Z", 1}, {"Y", 1}},
-               {{"Z", 6}, {"Y", 3}}});
+  check_graph(read_graph("empty_dims"), {{{"Z", 0}, {"Y", 0}},
+                                         {{"Z", 0}, {"Y", 3}},
+                                         {{"Z", 5}, {"Y", 0}},
+                                         {{"Z", 1}, {"Y", 1}},
+                                         {{"Z", 6}, {"Y", 3}}});
 }
 
 TEST_CASE("inputs with declared strides written in place through their strides", "[emulated]") {
   // Transposed, a row pitch wider than the row (read back through the pitch), and a 3-D
   // permutation; the vector path stores lane by lane where the strides are not contiguous.
-  check_graph(read_graph("strided_inplace"),
-              {{{"N", 1}, {"M", 1}, {"S", 1}}, {{"N", 6}, {"M", 5}, {"S", 8}}, {{"N", 4}, {"M", 8}, {"S", 8}},
-               {{"N", 9}, {"M", 16}, {"S", 21}}});
+  check_graph(read_graph("strided_inplace"), {{{"N", 1}, {"M", 1}, {"S", 1}},
+                                              {{"N", 6}, {"M", 5}, {"S", 8}},
+                                              {{"N", 4}, {"M", 8}, {"S", 8}},
+                                              {{"N", 9}, {"M", 16}, {"S", 21}}});
   // A binding whose strides make elements share memory is refused at launch, naming the input.
   Fusion f = parse_text(read_graph("strided_inplace"));
   auto exe = compile_graph(f);
@@ -141,9 +147,8 @@ TEST_CASE("a value read at two positions per step: code grows linearly with the 
     for (size_t i = 0; i < f.ops.size(); ++i) s.ops.push_back(static_cast<int>(i));
     compute_segment_boundary(f, s);
     PointwiseScheduler sch;
-    auto kernels =
-        lower::lower_pointwise(f, s, sch.heuristics(f, s, HeuristicHints::from(f)), "k",
-                               HeuristicHints::from(f));
+    auto kernels = lower::lower_pointwise(f, s, sch.heuristics(f, s, HeuristicHints::from(f)), "k",
+                                          HeuristicHints::from(f));
     size_t bytes = 0;
     for (const auto& lk : kernels) bytes += cuda::emit_kernel(lk.kernel).size();
     return bytes;
@@ -161,8 +166,7 @@ TEST_CASE("a value read at two positions per step: code grows linearly with the 
   CHECK(r16 < 2.6);
   CHECK(r32 > 1.5);
   CHECK(r32 < 2.6);
-  for (const auto& seg : c32.segmented.segments)
-    CHECK(element_cost_reason(c32.fusion, seg) == "");
+  for (const auto& seg : c32.segmented.segments) CHECK(element_cost_reason(c32.fusion, seg) == "");
   // And it computes the same values.
   check_graph(read_graph("shifted_slices"), {{{"N", 1}}, {{"N", 5}}});
 }
