@@ -1,8 +1,8 @@
 // Owns turning element-graph nodes into kernel-IR statements: each needed node becomes one
-// named local (literals stay inline), conditions (pad, cat) become if/else so that loads in a
-// branch not taken never run, and on the vector path everything that does not depend on the
-// lane is computed once before the lane loop, and contiguous loads become lanes of one vector
-// load.
+// named local (literals stay inline), computed once, in the innermost branch of the conditions
+// (pad, cat: if/else, so that loads in a branch not taken never run) that holds all its uses;
+// on the vector path everything that does not depend on the lane is computed once before the
+// lane loop, and contiguous loads become lanes of one vector load.
 #pragma once
 
 #include <functional>
