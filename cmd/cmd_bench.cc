@@ -59,6 +59,7 @@ void add_bench_command(CLI::App& app) {
     std::string bind, inputs;
     int warmup = 10;
     int device = 0;
+    bool frontend_only = false;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("GRAPH", o->graph, "the fusion graph (JSON), or with --gpu a package")
@@ -77,6 +78,9 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--nvrtc-runs", o->nvrtc_runs, "repetitions of NVRTC (default 3)");
   sub->add_flag("--json", o->json,
                 "print JSON: frontend_us, nvrtc_us, write_us, load_us, bind_us and more");
+  sub->add_flag("--frontend-only", o->frontend_only,
+                "time the front end alone (parse to CUDA), with the time of each stage of its "
+                "last run; for large graphs (bench/frontend_scale.py)");
   sub->footer(
       "Targets: loading is at least 100x faster than the front end and 10,000x faster than the\n"
       "front end plus NVRTC; binding a new shape costs under 5 us per kernel; the package is at\n"
@@ -106,10 +110,31 @@ void add_bench_command(CLI::App& app) {
     copts.run_nvrtc = false;
 
     // Front end: parse to CUDA text.
+    PassContext stages;
+    size_t frontend_kernels = 0;
     double frontend = median_us(o->runs, [&] {
       PassContext ctx;
-      CompiledFusion c = compile_fusion(parse_fusion_file(o->graph), copts, ctx);
+      Fusion f = ctx.timed("parse", [&] { return parse_fusion_file(o->graph); });
+      CompiledFusion c = compile_fusion(std::move(f), copts, ctx);
+      frontend_kernels = c.kernels.size();
+      stages = ctx;
     });
+    if (o->frontend_only) {
+      nlohmann::json j = {{"graph", o->graph},
+                          {"kernels", frontend_kernels},
+                          {"frontend_us", frontend},
+                          {"stages_us", nlohmann::json::object()}};
+      for (const auto& [stage, us] : stages.timings()) j["stages_us"][stage] = us;
+      if (o->json) {
+        std::cout << j.dump(2) << "\n";
+        return;
+      }
+      std::cout << "fuserc bench " << o->graph << " (" << frontend_kernels
+                << " kernels, front end only, median of " << o->runs << " runs)\n"
+                << "  front end (parse to CUDA): " << frontend << " us; its last run:\n"
+                << stages.timing_table();
+      return;
+    }
     PassContext ctx;
     CompiledFusion c = compile_fusion(parse_fusion_file(o->graph), copts, ctx);
 

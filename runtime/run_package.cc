@@ -53,6 +53,23 @@ std::string strided_layout(const HostTensor& t, const std::vector<int64_t>& stri
   return bytes;
 }
 
+// The inverse: the element at index (i0, i1, ...) read from offset sum(ik * stride_k) of
+// `bytes` into a dense tensor (an output written in place through an input's strides).
+void gather_strided(const std::string& bytes, const std::vector<int64_t>& strides,
+                    HostTensor& out) {
+  size_t size = dtype_size(out.dtype());
+  std::vector<int64_t> idx(out.rank(), 0);
+  for (int64_t e = 0; e < out.numel(); ++e) {
+    int64_t off = 0;
+    for (int d = 0; d < out.rank(); ++d) off += idx[d] * strides[d];
+    std::memcpy(out.data() + e * size, bytes.data() + off * size, size);
+    for (int d = out.rank() - 1; d >= 0; --d) {
+      if (++idx[d] < out.shape()[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Device& device,
@@ -144,7 +161,20 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
       continue;
     }
     HostTensor host(static_cast<DType>(t->dtype()), shape_of(*t, b));
-    device.to_host(host.data(), buffer[t->buffer()], host.nbytes());
+    const fb::Buffer* buf = m.buffers()->Get(t->buffer());
+    const fb::Tensor* target =
+        buf->alias_input() >= 0 ? m.inputs()->Get(buf->alias_input()) : nullptr;
+    if (target && target->stride_slots()->size() > 0 && host.numel() > 0) {
+      std::vector<int64_t> strides;
+      for (uint32_t slot : *target->stride_slots()) strides.push_back(b.slot(slot));
+      int64_t extent = 1;
+      for (size_t d = 0; d < strides.size(); ++d) extent += (host.shape()[d] - 1) * strides[d];
+      std::string bytes(static_cast<size_t>(extent) * dtype_size(host.dtype()), '\0');
+      device.to_host(bytes.data(), buffer[t->buffer()], bytes.size());
+      gather_strided(bytes, strides, host);
+    } else {
+      device.to_host(host.data(), buffer[t->buffer()], host.nbytes());
+    }
     out.emplace_back(name, std::move(host));
   }
   return out;

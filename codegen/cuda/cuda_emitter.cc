@@ -416,6 +416,7 @@ class StmtPrinter {
       }
       case K::For:
         if (s.unroll) out << pad << "#pragma unroll\n";
+        if (s.rolled) out << pad << "#pragma unroll 1\n";
         out << pad << "for (" << c_type(s.type) << " " << s.name << " = " << index_.print(s.begin)
             << "; " << s.name << " < " << index_.print(s.end, kAdd) << "; "
             << (s.step.is_const(1) ? "++" + s.name : s.name + " += " + index_.print(s.step))

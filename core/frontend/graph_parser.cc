@@ -7,6 +7,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
 #include "core/frontend/graph_reader.h"
+#include "core/ir/element_access.h"
 
 namespace fuserc {
 
@@ -340,10 +341,10 @@ void GraphReader::read_aliases(const Json& j) {
                   ": an alias needs the same shape");
     if (!aliased_inputs.insert(*in).second)
       fail(p, "input " + quote(in_name) + " is the alias target of more than one output");
-    if (!iv.strides.empty())
-      fail(p, "alias target " + quote(in_name) +
-                  " has declared strides; an output is written contiguously, so only a "
-                  "contiguous input can be written in place");
+    if (elements_distinct(f_, iv).is_const(0))
+      fail(p, "alias target " + quote(in_name) + " has strides " + shape_to_string(iv.strides) +
+                  " under which elements of its shape " + shape_to_string(iv.shape) +
+                  " share memory, so it cannot be written in place");
     f_.aliases.emplace_back(*out, *in);
   }
 }

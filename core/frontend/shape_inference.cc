@@ -315,6 +315,10 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
     if (a.steps[d] <= 0) fail(index_path("steps", d), "steps must be positive");
     Expr s = clamp_bound(a.starts[d], x.shape[d]);
     Expr e = clamp_bound(a.ends[d], x.shape[d]);
+    // A start that is not negative (a constant c >= 0 or a symbol) is kept unclamped: past the
+    // extent it gives an empty slice just as the clamped one would (e <= extent), and slices of
+    // slices keep flat extents and coordinates instead of nesting clamps.
+    if (a.starts[d].lo() >= 0) s = a.starts[d];
     a.starts[d] = s;
     a.ends[d] = e;
     shape.push_back(max(Expr(0), ceildiv(e - s, Expr(a.steps[d]))));

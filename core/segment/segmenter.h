@@ -3,7 +3,10 @@
 // takes whole is one kernel. Otherwise the region is shattered into single ops and merged
 // bottom-up, always taking the merge (of a producer group into a consumer group, never
 // creating a cycle) that keeps the most bytes out of global memory, while a scheduler accepts
-// the merged group.
+// the merged group. Regions of more than 128 ops are first cut into chunks of consecutive ops
+// (whole chunks joined while accepted, the others merged bottom-up inside), so that long
+// graphs segment in linear time. "Accepted" includes the element cost model
+// (core/schedule/element_cost.h): recomputation, kernel size and index size are bounded.
 #pragma once
 
 #include <string>
