@@ -18,8 +18,8 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
   switch (s.scheduler) {
     case SchedulerKind::Pointwise: {
       PointwiseScheduler scheduler;
-      PointwiseParams params = scheduler.heuristics(f, s, hints);
-      return lower::lower_pointwise(f, s, params, name, hints);
+      PointwiseParams params = scheduler.heuristics(f, s);
+      return lower::lower_pointwise(f, s, params, name);
     }
     case SchedulerKind::Reduction:
     case SchedulerKind::Normalization: {
