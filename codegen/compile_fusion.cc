@@ -3,10 +3,12 @@
 #include "codegen/cuda/cuda_emitter.h"
 #include "codegen/lower/pointwise_lowering.h"
 #include "codegen/lower/reduction_lowering.h"
+#include "codegen/lower/transpose_lowering.h"
 #include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/base/diagnostics.h"
 #include "core/passes/presegmentation.h"
 #include "core/schedule/pointwise_scheduler.h"
+#include "core/schedule/transpose_scheduler.h"
 #include "core/segment/segmenter.h"
 
 namespace fuserc {
@@ -18,8 +20,12 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
   switch (s.scheduler) {
     case SchedulerKind::Pointwise: {
       PointwiseScheduler scheduler;
-      PointwiseParams params = scheduler.heuristics(f, s, hints);
-      return lower::lower_pointwise(f, s, params, name, hints);
+      PointwiseParams params = scheduler.heuristics(f, s);
+      return lower::lower_pointwise(f, s, params, name);
+    }
+    case SchedulerKind::Transpose: {
+      TransposeParams params = TransposeScheduler().heuristics(f, s);
+      return lower::lower_transpose(f, s, params, PointwiseScheduler().heuristics(f, s), name);
     }
     case SchedulerKind::Reduction:
     case SchedulerKind::Normalization: {

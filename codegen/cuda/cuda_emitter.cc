@@ -225,6 +225,11 @@ class ValuePrinter {
         for (const auto& o : v->operands) s += (s.empty() ? "" : " && ") + wrap(o);
         return s;
       }
+      case K::Or: {
+        std::string s;
+        for (const auto& o : v->operands) s += (s.empty() ? "" : " || ") + wrap(o);
+        return "(" + s + ")";
+      }
       case K::Select:
         return "(" + print(v->operands[0]) + " ? " + print(v->operands[1]) + " : " +
                print(v->operands[2]) + ")";
@@ -435,6 +440,7 @@ class StmtPrinter {
             << ";\n";
         break;
       case K::Continue: out << pad << "continue;\n"; break;
+      case K::Eval: out << pad << values_.print(s.value) << ";\n"; break;
       case K::Return: out << pad << "return;\n"; break;
       case K::Comment: out << pad << "// " << s.text << "\n"; break;
     }

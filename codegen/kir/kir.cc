@@ -119,6 +119,15 @@ ValuePtr all_of(std::vector<ValuePtr> conditions) {
   return make(std::move(v));
 }
 
+ValuePtr any_of(std::vector<ValuePtr> conditions) {
+  if (conditions.size() == 1) return conditions[0];
+  Value v;
+  v.kind = Value::Kind::Or;
+  v.type = Type::Bool;
+  v.operands = std::move(conditions);
+  return make(std::move(v));
+}
+
 ValuePtr select(ValuePtr cond, ValuePtr if_true, ValuePtr if_false, Type type) {
   Value v;
   v.kind = Value::Kind::Select;
@@ -270,6 +279,13 @@ Stmt continue_loop() {
   return s;
 }
 
+Stmt eval(ValuePtr value) {
+  Stmt s;
+  s.kind = Stmt::Kind::Eval;
+  s.value = std::move(value);
+  return s;
+}
+
 Stmt ret() {
   Stmt s;
   s.kind = Stmt::Kind::Return;
@@ -323,6 +339,7 @@ std::string value_text(const ValuePtr& v) {
              args + ")";
     case Value::Kind::Call: return v->name + "(" + args + ")";
     case Value::Kind::And: return "and(" + args + ")";
+    case Value::Kind::Or: return "or(" + args + ")";
     case Value::Kind::Select: return "select(" + args + ")";
     case Value::Kind::Element: return v->name + "[" + v->index.str() + "]";
   }
@@ -384,6 +401,7 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
         out << pad << s.name << "[" << s.index.str() << "] = " << value_text(s.value) << "\n";
         break;
       case Stmt::Kind::Continue: out << pad << "continue\n"; break;
+      case Stmt::Kind::Eval: out << pad << value_text(s.value) << "\n"; break;
       case Stmt::Kind::Return: out << pad << "return\n"; break;
       case Stmt::Kind::Comment: out << pad << "# " << s.text << "\n"; break;
     }

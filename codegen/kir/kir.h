@@ -51,6 +51,7 @@ struct Value {
               // for the target dtype `to` (rounding to f16/bf16, saturating float->int, !=0)
     Call,     // a helper function `name` applied to the operands
     And,      // all operands (bool) true
+    Or,       // some operand (bool) true
     Select,   // operands[0] ? operands[1] : operands[2]
     Element,  // name[index] of a local or shared array (or a pointer parameter), as stored
   };
@@ -75,6 +76,7 @@ ValuePtr op(OpKind kind, DType computation, Type type, std::vector<ValuePtr> ope
 ValuePtr convert(const ValuePtr& v, DType from, DType to);
 ValuePtr call(const std::string& fn, Type type, std::vector<ValuePtr> operands);
 ValuePtr all_of(std::vector<ValuePtr> conditions);
+ValuePtr any_of(std::vector<ValuePtr> conditions);
 ValuePtr select(ValuePtr cond, ValuePtr if_true, ValuePtr if_false, Type type);
 ValuePtr element(const std::string& array, const Expr& index, Type type);
 
@@ -98,6 +100,7 @@ struct Stmt {
     For,           // for (loop_type name = begin; name < end; name += step) body
     Return,
     Continue,
+    Eval,     // value;  (a call for its effect: __syncthreads(), filling an array)
     Comment,  // a line of text
   };
   Kind kind = Kind::Comment;
@@ -137,6 +140,7 @@ Stmt shared_array(Type type, const std::string& name, int width);
 Stmt element_store(const std::string& array, const Expr& index, ValuePtr value);
 Stmt ret();
 Stmt continue_loop();
+Stmt eval(ValuePtr value);
 Stmt comment(const std::string& text);
 
 struct Param {

@@ -60,6 +60,15 @@ void ElementEmitter::set_lane(const Expr& lane, kir::Block* hoist_to,
   vector_loads_ = std::move(vector_loads);
 }
 
+void ElementEmitter::set_sequence(const Expr& step, const Expr& first, kir::Block* before_loop,
+                                  int aligned_width) {
+  step_ = step;
+  first_ = first;
+  before_loop_ = before_loop;
+  aligned_width_ = aligned_width;
+  sequence_conditions_.clear();
+}
+
 bool ElementEmitter::uses_lane(const Expr& e) const {
   if (!hoist_to_) return false;
   for (const auto& s : free_symbols(e))
@@ -222,7 +231,9 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
     } else {
       std::vector<kir::ValuePtr> args;
       for (int a : n.args) args.push_back(value_of(a));
-      v = compute(id, args);
+      // A draw computed for every element (not in a branch) can share its Philox block.
+      if (n.kind == K::Rand && s == 0 && before_loop_) v = grouped_rand(id, args, target);
+      if (!v) v = compute(id, args);
     }
     if (n.kind == K::Load && !certain[id] && !vector_loads_.count(id)) {
       // Possibly not needed here: read only inside the tensor.
@@ -246,6 +257,45 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
   std::vector<kir::ValuePtr> out;
   for (int r : roots) out.push_back(value_of(r));
   return out;
+}
+
+kir::ValuePtr ElementEmitter::grouped_rand(int id, const std::vector<kir::ValuePtr>& args,
+                                           kir::Block& target) {
+  const ENode& n = graph_.node(id);
+  bool f64 = n.dtype == DType::F64;
+  bool uniform = n.op == OpKind::Rand;
+  // Elements per Philox block (README, "Random numbers").
+  int64_t group = uniform ? (f64 ? 2 : 4) : (f64 ? 1 : 2);
+  if (group == 1) return nullptr;
+  Expr index = coords_(n.index);
+  Expr at0 = substitute(index, [&](const std::string& s) -> std::optional<Expr> {
+    if (s == step_.name()) return Expr(0);
+    return std::nullopt;
+  });
+  if (!((index - at0) == step_)) return nullptr;  // not the next element per iteration
+  Expr starts;
+  if (aligned_width_ > 0 && aligned_width_ % group == 0) {
+    starts = eq(mod(step_, Expr(group)), Expr(0));
+    Expr c = eq(mod(at0, Expr(group)), Expr(0));
+    if (!c.is_const(1)) sequence_conditions_.push_back(c);
+  } else {
+    starts = eq(mod(index, Expr(group)), Expr(0));
+  }
+  std::string bits =
+      names_.fresh((n.value != kNoValue ? f_.value(n.value).name : "rand") + "_bits");
+  before_loop_->push_back(kir::array(kir::Type::UInt32, bits, 4));
+  std::vector<kir::ValuePtr> fill_args = {
+      kir::ref(bits, kir::Type::UInt32), args[0], args[1],
+      kir::index_value(floordiv(index, Expr(group)), index_type_)};
+  kir::ValuePtr cond = kir::index_value(starts, kir::Type::Bool);
+  if (!(aligned_width_ > 0 && aligned_width_ % group == 0) && !first_.is_const(0))
+    cond = kir::any_of({kir::index_value(first_, kir::Type::Bool), cond});
+  target.push_back(kir::if_then(
+      cond, {kir::eval(kir::call("fuserc_philox_fill", kir::Type::Bool, std::move(fill_args)))}));
+  std::string fn =
+      std::string(uniform ? "fuserc_rand_" : "fuserc_randn_") + (f64 ? "f64_of" : "f32_of");
+  return kir::call(fn, f64 ? kir::Type::Double : kir::Type::Float,
+                   {kir::ref(bits, kir::Type::UInt32), kir::index_value(index, index_type_)});
 }
 
 kir::ValuePtr ElementEmitter::compute(int id, const std::vector<kir::ValuePtr>& ops) {

@@ -2,7 +2,9 @@
 // named local (literals stay inline), computed once, in the innermost branch of the conditions
 // (pad, cat: if/else, so that loads in a branch not taken never run) that holds all its uses;
 // on the vector path everything that does not depend on the lane is computed once before the
-// lane loop, and contiguous loads become lanes of one vector load.
+// lane loop, and contiguous loads become lanes of one vector load. In loops over consecutive
+// elements, random draws fill one Philox block per group of elements (4 for rand, 2 for rand
+// f64 and randn) instead of one per element.
 #pragma once
 
 #include <functional>
@@ -42,6 +44,19 @@ class ElementEmitter {
   // vector local) read lanes of that local.
   void set_lane(const Expr& lane, kir::Block* hoist_to, std::map<int, std::string> vector_loads);
 
+  // A loop over consecutive elements: `step` (an index variable) advances by one per
+  // iteration and moves the element by one, `first` holds on the loop's first iteration, and
+  // `before_loop` receives what lives across iterations. An unconditional random draw whose
+  // element index advances with `step` then computes its Philox block only when the element
+  // starts a group (or on the first iteration) and reads the other elements of the group from
+  // it: a quarter of the work for rand. With `aligned_width` > 0 (an unrolled loop of that
+  // many iterations) a draw whose group divides it starts groups where `step` is a multiple of
+  // the group, a constant after unrolling; the caller must then guard the path with
+  // sequence_conditions() (the first element starts a group).
+  void set_sequence(const Expr& step, const Expr& first, kir::Block* before_loop,
+                    int aligned_width = 0);
+  const std::vector<Expr>& sequence_conditions() const { return sequence_conditions_; }
+
   // Values to use for nodes instead of computing them (reduction results, cached loads).
   void set_override(int node, kir::ValuePtr value) { overrides_[node] = std::move(value); }
 
@@ -68,9 +83,17 @@ class ElementEmitter {
   std::map<int, std::string> vector_loads_;
   std::map<int, kir::ValuePtr> overrides_;
 
+  Expr step_, first_;
+  kir::Block* before_loop_ = nullptr;
+  int aligned_width_ = 0;
+  std::vector<Expr> sequence_conditions_;
+
   bool uses_lane(const Expr& e) const;
   std::string local_name(int node);
   kir::ValuePtr compute(int node, const std::vector<kir::ValuePtr>& args);
+  // A random draw that shares its Philox block with the next elements of the sequence, or
+  // nothing (then it is computed per element). Emits the block's refill into `target`.
+  kir::ValuePtr grouped_rand(int node, const std::vector<kir::ValuePtr>& args, kir::Block& target);
 };
 
 }  // namespace fuserc::lower

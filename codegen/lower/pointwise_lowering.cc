@@ -74,9 +74,8 @@ struct Plan {
 
 class PointwiseLowering {
  public:
-  PointwiseLowering(const Fusion& f, const Segment& s, const PointwiseParams& p,
-                    const HeuristicHints& hints)
-      : f_(f), seg_(s), params_(p), hints_(hints), graph_(f, s.inputs) {
+  PointwiseLowering(const Fusion& f, const Segment& s, const PointwiseParams& p)
+      : f_(f), seg_(s), params_(p), graph_(f, s.inputs) {
     domain_ = f.value(s.outputs[0]).shape;
     numel_ = product(domain_);
     for (size_t k = 0; k < domain_.size(); ++k)
@@ -113,7 +112,6 @@ class PointwiseLowering {
   const Fusion& f_;
   const Segment& seg_;
   const PointwiseParams& params_;
-  const HeuristicHints& hints_;
   ElementGraph graph_;
   std::vector<Expr> domain_;
   Expr numel_;
@@ -121,6 +119,18 @@ class PointwiseLowering {
   std::vector<std::pair<ValueId, int>> outputs_;
   std::vector<int> loads_;
   Plan plan_;
+  // The index locals the vector path's guard may read, with their definitions, in the order
+  // they are defined (conditions are simplified through them, latest first).
+  std::vector<std::pair<std::string, Expr>> index_defs_;
+
+  // `c` with the index locals replaced by their definitions: a condition that then always
+  // holds (a vector's first element is a multiple of its width) needs no test.
+  bool always_holds(const Expr& c) const {
+    Expr e = c;
+    for (auto it = index_defs_.rbegin(); it != index_defs_.rend(); ++it)
+      e = subst(e, {{it->first, it->second}});
+    return e.is_const(1);
+  }
   IndexNames ix_;
 
   Expr last_extent() const { return domain_.back(); }
@@ -176,7 +186,14 @@ class PointwiseLowering {
     if (!p.row && numel_.is_const()) {
       while (p.vector > 1 && numel_.value() < p.vector) p.vector /= 2;
     }
-    p.two_d = p.row && hints_.value_of(last_extent()) >= int64_t{params_.block} * p.vector;
+    // A 2-D grid (blockIdx.x along the row, blockIdx.y over rows) saves the division that
+    // finds a vector's row, but a row that ends just past a block leaves that block nearly
+    // idle: only when every row is whole blocks, or long enough that the last partial block
+    // of each row costs at most an eighth of the blocks.
+    int64_t per_block = int64_t{params_.block} * p.vector;
+    Expr last = last_extent();
+    p.two_d =
+        p.row && ((last.is_const() && last.value() % per_block == 0) || last.lo() >= 8 * per_block);
     p.compact = graph_.nodes().size() > kCompactNodes;
     return p;
   }
@@ -323,8 +340,11 @@ class PointwiseLowering {
     ElementEmitter em(
         f_, graph_, names, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
     em.set_lane(lane, &pre, vector_loads);
+    em.set_sequence(lane, eq(lane, Expr(0)), &pre, width);
     kir::Block lane_body, decls, stores;
     std::vector<kir::ValuePtr> values = em.emit(output_nodes(), lane_body);
+    for (const Expr& c : em.sequence_conditions())
+      if (!always_holds(c)) conds.push_back(kir::index_value(c, kir::Type::Bool));
     for (size_t i = 0; i < outputs_.size(); ++i) {
       ValueId o = outputs_[i].first;
       DType dt = f_.value(o).dtype;
@@ -371,6 +391,7 @@ class PointwiseLowering {
     Expr base_tested = Expr::index(ix_.base, covered);
     body.push_back(kir::let(index_type, ix_.base,
                             kir::index_value((bx * params_.block + tx) * width, index_type)));
+    index_defs_ = {{ix_.base, (bx * params_.block + tx) * width}};
     append_guarded(body, le(numel_, base_tested), {kir::ret()});
 
     // Vector path.
@@ -385,6 +406,8 @@ class PointwiseLowering {
         conds.push_back(*c);
       auto m = coord_map(coords_, row_coords(row, col + lane));
       Expr linear = row * last_extent() + col + lane;
+      index_defs_.emplace_back(ix_.col, mod(base, last_extent()));
+      index_defs_.emplace_back(ix_.row, floordiv(base, last_extent()));
       auto path =
           never ? std::nullopt : vector_path(vnames, param_of, index_type, m, linear, lane, conds);
       if (path) {
@@ -410,7 +433,8 @@ class PointwiseLowering {
     auto mi = coord_map(coords_, flat_coords(i));
     ElementEmitter em(
         f_, graph_, snames, [mi](const Expr& e) { return subst(e, mi); }, param_of, index_type);
-    kir::Block elem;
+    kir::Block elem, pre;
+    if (width > 1) em.set_sequence(i, eq(Expr::index(ix_.lane, Expr(width)), Expr(0)), &pre);
     emit_element(em, elem, mi, i, param_of);
     if (width == 1) {
       body.push_back(kir::let(index_type, ix_.i, kir::index_value(base, index_type)));
@@ -420,6 +444,7 @@ class PointwiseLowering {
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.i, kir::index_value(base + lane, index_type)));
     append_guarded(loop, lt(Expr::index(ix_.i, covered), numel_), std::move(elem));
+    for (auto& st : pre) body.push_back(std::move(st));
     body.push_back(lane_loop(std::move(loop)));
     return body;
   }
@@ -435,6 +460,7 @@ class PointwiseLowering {
     Expr covered = ceildiv(last_extent(), Expr(per_block)) * per_block;  // as in body_1d
     body.push_back(kir::let(index_type, ix_.col,
                             kir::index_value((bx * params_.block + tx) * width, index_type)));
+    index_defs_ = {{ix_.col, (bx * params_.block + tx) * width}};
     append_guarded(body, le(last_extent(), Expr::index(ix_.col, covered)), {kir::ret()});
     Expr row = Expr::index(ix_.row, rows());
     Expr by = Expr::index("blockIdx.y", min(rows(), Expr(kMaxGridY)));
@@ -472,15 +498,15 @@ class PointwiseLowering {
     auto m = coord_map(coords_, row_coords(row, j));
     ElementEmitter em(
         f_, graph_, snames, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
-    kir::Block elem;
-    emit_element(em, elem, m, row * last_extent() + j, param_of);
     Expr lane = Expr::index(ix_.lane, Expr(width));
+    kir::Block elem, out;
+    if (width > 1) em.set_sequence(j, eq(lane, Expr(0)), &out);
+    emit_element(em, elem, m, row * last_extent() + j, param_of);
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.x, kir::index_value(col + lane, index_type)));
     Expr covered =
         ceildiv(last_extent(), Expr(int64_t{params_.block} * width)) * params_.block * width;
     append_guarded(loop, lt(Expr::index(ix_.x, covered), last_extent()), std::move(elem));
-    kir::Block out;
     out.push_back(lane_loop(std::move(loop)));
     return out;
   }
@@ -490,9 +516,8 @@ class PointwiseLowering {
 
 std::vector<LoweredKernel> lower_pointwise(const Fusion& f, const Segment& segment,
                                            const PointwiseParams& params,
-                                           const std::string& kernel_name,
-                                           const HeuristicHints& hints) {
-  PointwiseLowering lowering(f, segment, params, hints);
+                                           const std::string& kernel_name) {
+  PointwiseLowering lowering(f, segment, params);
   return lowering.run(kernel_name);
 }
 

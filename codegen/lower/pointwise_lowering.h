@@ -3,8 +3,11 @@
 //   - flat layout: the domain is walked as one linear index when every contiguous access is
 //     contiguous across rows too; a vector may start anywhere;
 //   - row layout: vectors stay inside rows of the innermost extent (a broadcast operand such
-//     as a bias is then a vector load too); with a large innermost extent the grid is 2-D
-//     (blockIdx.y walks the rows, looping when there are more than 65535).
+//     as a bias is then a vector load too), rows packed one after the other over a 1-D grid;
+//     when every row is whole blocks (or the symbols' ranges guarantee long rows) the grid is
+//     2-D (blockIdx.y walks the rows, looping when there are more than 65535).
+// Blocks are 128 threads and every launch dimension is an expression over the symbols: the
+// hints play no part, so one package launches well at any size.
 // A vector path (16-byte loads and stores, taken when every vector access is aligned and the
 // vector is whole) and a scalar path (per element, predicated) are both in the kernel.
 // Kernels use 32-bit indexing when every offset fits, with a 64-bit variant when the
@@ -29,7 +32,6 @@ struct LoweredKernel {
 
 std::vector<LoweredKernel> lower_pointwise(const Fusion& f, const Segment& segment,
                                            const PointwiseParams& params,
-                                           const std::string& kernel_name,
-                                           const HeuristicHints& hints);
+                                           const std::string& kernel_name);
 
 }  // namespace fuserc::lower

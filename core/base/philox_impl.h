@@ -137,11 +137,6 @@ FUSERC_HD fuserc_u32x4 fuserc_philox_block(fuserc_u64 seed, fuserc_u64 offset, f
   return fuserc_philox4x32_10(counter, (fuserc_u32)seed, (fuserc_u32)(seed >> 32));
 }
 
-// Word `lane` (0..3) of a block, without a runtime-indexed array (keeps it in registers).
-FUSERC_HD fuserc_u32 fuserc_philox_lane(fuserc_u32x4 r, fuserc_u32 lane) {
-  return lane == 0u ? r.w[0] : lane == 1u ? r.w[1] : lane == 2u ? r.w[2] : r.w[3];
-}
-
 // ---- Words to uniforms ----------------------------------------------------------------------
 
 // (w >> 8) * 2^-24, in [0,1).
@@ -268,35 +263,81 @@ FUSERC_HD double fuserc_box_muller_d(double u1, double u2) {
 }
 
 // ---- Elements of rand / randn ---------------------------------------------------------------
+//
+// Consecutive elements share a Philox block: rand f16/bf16/f32 takes 4 elements from one block,
+// rand f64 and randn f16/bf16/f32 take 2, randn f64 one. A kernel walking
+// consecutive elements fills the block once per group (fuserc_philox_fill with counter
+// index / group) and reads each element's value from it (the _of functions); the per-element
+// functions below are the same two steps, so both give the same bits by construction.
 
-// rand, f32 (also f16/bf16, rounded when stored): element `index`.
-FUSERC_HD float fuserc_rand_f32(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
-  const fuserc_u32x4 r = fuserc_philox_block(seed, offset, index >> 2);
-  return fuserc_u01_f32(fuserc_philox_lane(r, (fuserc_u32)(index & 3u)));
+// The 4 words of the block of counter `g` into bits[0..3].
+FUSERC_HD void fuserc_philox_fill(fuserc_u32* bits, fuserc_u64 seed, fuserc_u64 offset,
+                                  fuserc_u64 g) {
+  const fuserc_u32x4 r = fuserc_philox_block(seed, offset, g);
+  bits[0] = r.w[0];
+  bits[1] = r.w[1];
+  bits[2] = r.w[2];
+  bits[3] = r.w[3];
 }
 
-// rand, f64: element `index`.
-FUSERC_HD double fuserc_rand_f64(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
-  const fuserc_u32x4 r = fuserc_philox_block(seed, offset, index >> 1);
-  return (index & 1u) ? fuserc_u01_f64(r.w[2], r.w[3]) : fuserc_u01_f64(r.w[0], r.w[1]);
+// Word k of bits[0..3] (selects, not an indexed load, so that a kernel keeps bits in registers).
+FUSERC_HD fuserc_u32 fuserc_bits_word(const fuserc_u32* bits, fuserc_u32 k) {
+  return k == 0u ? bits[0] : k == 1u ? bits[1] : k == 2u ? bits[2] : bits[3];
 }
 
-// randn, f32 (also f16/bf16): element `index`.
-FUSERC_HD float fuserc_randn_f32(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
-  const fuserc_u32x4 r = fuserc_philox_block(seed, offset, index >> 1);
-  const fuserc_u32 a = (index & 1u) ? r.w[2] : r.w[0];
-  const fuserc_u32 b = (index & 1u) ? r.w[3] : r.w[1];
+// rand, f32 (also f16/bf16, rounded when stored): element `index` from its block (g = index/4).
+FUSERC_HD float fuserc_rand_f32_of(const fuserc_u32* bits, fuserc_u64 index) {
+  return fuserc_u01_f32(fuserc_bits_word(bits, (fuserc_u32)(index & 3u)));
+}
+
+// rand, f64: element `index` from its block (g = index/2).
+FUSERC_HD double fuserc_rand_f64_of(const fuserc_u32* bits, fuserc_u64 index) {
+  return (index & 1u) ? fuserc_u01_f64(bits[2], bits[3]) : fuserc_u01_f64(bits[0], bits[1]);
+}
+
+// randn, f32 (also f16/bf16): element `index` from its block (g = index/2).
+FUSERC_HD float fuserc_randn_f32_of(const fuserc_u32* bits, fuserc_u64 index) {
+  const fuserc_u32 a = (index & 1u) ? bits[2] : bits[0];
+  const fuserc_u32 b = (index & 1u) ? bits[3] : bits[1];
   const double u1 = (double)((a >> 8) + 1u) * (1.0 / 16777216.0);
   const double u2 = (double)(b >> 8) * (1.0 / 16777216.0);
   return (float)fuserc_box_muller_d(u1, u2);
 }
 
+// randn, f64: element `index` from its block (g = index).
+FUSERC_HD double fuserc_randn_f64_of(const fuserc_u32* bits, fuserc_u64 index) {
+  (void)index;
+  const double u1 = (double)(fuserc_bits53(bits[0], bits[1]) + 1u) * (1.0 / 9007199254740992.0);
+  const double u2 = fuserc_u01_f64(bits[2], bits[3]);
+  return fuserc_box_muller_d(u1, u2);
+}
+
+// rand, f32 (also f16/bf16): element `index`.
+FUSERC_HD float fuserc_rand_f32(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
+  fuserc_u32 bits[4];
+  fuserc_philox_fill(bits, seed, offset, index >> 2);
+  return fuserc_rand_f32_of(bits, index);
+}
+
+// rand, f64: element `index`.
+FUSERC_HD double fuserc_rand_f64(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
+  fuserc_u32 bits[4];
+  fuserc_philox_fill(bits, seed, offset, index >> 1);
+  return fuserc_rand_f64_of(bits, index);
+}
+
+// randn, f32 (also f16/bf16): element `index`.
+FUSERC_HD float fuserc_randn_f32(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
+  fuserc_u32 bits[4];
+  fuserc_philox_fill(bits, seed, offset, index >> 1);
+  return fuserc_randn_f32_of(bits, index);
+}
+
 // randn, f64: element `index`.
 FUSERC_HD double fuserc_randn_f64(fuserc_u64 seed, fuserc_u64 offset, fuserc_u64 index) {
-  const fuserc_u32x4 r = fuserc_philox_block(seed, offset, index);
-  const double u1 = (double)(fuserc_bits53(r.w[0], r.w[1]) + 1u) * (1.0 / 9007199254740992.0);
-  const double u2 = fuserc_u01_f64(r.w[2], r.w[3]);
-  return fuserc_box_muller_d(u1, u2);
+  fuserc_u32 bits[4];
+  fuserc_philox_fill(bits, seed, offset, index);
+  return fuserc_randn_f64_of(bits, index);
 }
 
 #endif  // FUSERC_CORE_BASE_PHILOX_IMPL_H_

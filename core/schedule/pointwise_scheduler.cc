@@ -40,18 +40,16 @@ std::string PointwiseScheduler::reject_reason(const Fusion& f, const Segment& gr
   return pointwise_in_place_reason(f, group);
 }
 
-PointwiseParams PointwiseScheduler::heuristics(const Fusion& f, const Segment& segment,
-                                               const HeuristicHints& hints) const {
+PointwiseParams PointwiseScheduler::heuristics(const Fusion& f, const Segment& segment) const {
   PointwiseParams p;
   size_t widest = 1;
   for (ValueId v : segment.inputs)
     if (!f.value(v).scalar_input) widest = std::max(widest, dtype_size(f.value(v).dtype));
   for (ValueId v : segment.outputs) widest = std::max(widest, dtype_size(f.value(v).dtype));
   p.max_vector = static_cast<int>(16 / widest);
-  // Small domains get smaller blocks, so that more than one block shares the work.
-  int64_t numel = hints.value_of(f.value(segment.outputs[0]).numel());
-  int64_t per_thread = p.max_vector;
-  while (p.block > 32 && numel < static_cast<int64_t>(p.block) * per_thread * 4) p.block /= 2;
+  // The block stays at 128 threads for any size: a small domain simply gets few blocks (the
+  // grid is an expression over the symbols), while smaller blocks would cap a large one at
+  // half an SM's threads (32 resident blocks of 32).
   return p;
 }
 

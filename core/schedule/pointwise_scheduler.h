@@ -11,8 +11,11 @@ namespace fuserc {
 // Ops a pointwise kernel can compute element by element.
 bool is_pointwise_op(const Op& op);
 
+// Launch parameters depend on the graph alone (dtypes, constant extents, the symbols'
+// ranges), never on the hints: hints steer segmentation only, and a package must launch well
+// at every size its symbols allow.
 struct PointwiseParams {
-  int block = 128;     // threads per block
+  int block = 128;     // threads per block, always: 16 blocks of 128 fill an SM's 2048 threads
   int max_vector = 4;  // elements per vector access: 16 bytes of the widest dtype accessed
 };
 
@@ -20,8 +23,7 @@ class PointwiseScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Pointwise; }
   std::string reject_reason(const Fusion& f, const Segment& group) const override;
-  PointwiseParams heuristics(const Fusion& f, const Segment& segment,
-                             const HeuristicHints& hints) const;
+  PointwiseParams heuristics(const Fusion& f, const Segment& segment) const;
 };
 
 }  // namespace fuserc

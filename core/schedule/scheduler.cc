@@ -2,6 +2,7 @@
 
 #include "core/schedule/pointwise_scheduler.h"
 #include "core/schedule/reduction_scheduler.h"
+#include "core/schedule/transpose_scheduler.h"
 
 namespace fuserc {
 
@@ -20,10 +21,12 @@ HeuristicHints HeuristicHints::from(const Fusion& f) {
 }
 
 const std::vector<const Scheduler*>& all_schedulers() {
+  static const TransposeScheduler transpose;  // before pointwise: it takes a subset of its groups
   static const PointwiseScheduler pointwise;
   static const ReductionScheduler reduction;
   static const NormalizationScheduler normalization;
-  static const std::vector<const Scheduler*> list = {&pointwise, &reduction, &normalization};
+  static const std::vector<const Scheduler*> list = {&transpose, &pointwise, &reduction,
+                                                     &normalization};
   return list;
 }
 

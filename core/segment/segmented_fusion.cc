@@ -12,8 +12,13 @@ const char* scheduler_name(SchedulerKind kind) {
     case SchedulerKind::Pointwise: return "pointwise";
     case SchedulerKind::Reduction: return "reduction";
     case SchedulerKind::Normalization: return "normalization";
+    case SchedulerKind::Transpose: return "transpose";
   }
   FUSERC_UNREACHABLE("bad scheduler kind");
+}
+
+SchedulerKind kernel_family(SchedulerKind kind) {
+  return kind == SchedulerKind::Transpose ? SchedulerKind::Pointwise : kind;
 }
 
 UseIndex build_use_index(const Fusion& f) {

@@ -9,8 +9,10 @@
 
 namespace fuserc {
 
-enum class SchedulerKind : uint8_t { Pointwise, Reduction, Normalization };
+enum class SchedulerKind : uint8_t { Pointwise, Reduction, Normalization, Transpose };
 const char* scheduler_name(SchedulerKind kind);
+// Kinds whose groups merge as siblings: a transpose kernel is a pointwise kernel with tiles.
+SchedulerKind kernel_family(SchedulerKind kind);
 
 struct Segment {
   std::vector<int> ops;          // indices into Fusion::ops, in dependency order

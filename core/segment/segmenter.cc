@@ -302,7 +302,7 @@ void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers
   for (const auto& [id, ops] : g.groups) {
     if (excluded.count(id)) continue;
     segs[id] = g.as_segment(ops);
-    kinds[id] = first_accepting(f, segs[id], schedulers, nullptr)->kind();
+    kinds[id] = kernel_family(first_accepting(f, segs[id], schedulers, nullptr)->kind());
   }
   while (true) {
     int best_a = -1, best_b = -1;
@@ -329,7 +329,7 @@ void merge_siblings(Grouping& g, const std::vector<const Scheduler*>& schedulers
         Segment ms = g.as_segment(merged);
         if (ms.outputs.size() > kMaxSiblingOutputs) continue;
         const Scheduler* sch = first_accepting(f, ms, schedulers, nullptr);
-        if (!sch || sch->kind() != kinds[a->first]) continue;
+        if (!sch || kernel_family(sch->kind()) != kinds[a->first]) continue;
         best_saving = saving, best_a = a->first, best_b = b->first;
       }
     }

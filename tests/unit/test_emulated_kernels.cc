@@ -138,6 +138,48 @@ TEST_CASE("creation ops, and random ops bit-exact with the reference", "[emulate
       kSizes, {.exact = true});
 }
 
+TEST_CASE("random draws share Philox blocks across lanes, through views, bit-exact", "[emulated]") {
+  // Consecutive elements take their values from one Philox block (4 for rand, 2 for randn and
+  // rand f64): the block is filled once per group. Draws stored directly in 16-bit dtypes
+  // (lanes of 8), read through a slice and a reshape (groups that do not start at a vector's
+  // first lane), a broadcast (the same draws on every row: row layout), a permute (not
+  // consecutive: per element), a pad (in a branch: per element), next to f64 data (vectors of
+  // 2, narrower than a rand group) and in a kernel of more than 64 nodes (no vector path, one
+  // rolled loop) must all give eval's bits. (Arithmetic on 16-bit draws is not bit-exact:
+  // kernels keep intermediates in f32.)
+  std::string in = R"({"name": "seed", "dtype": "i64"}, {"name": "offset", "dtype": "i64"},
+                      {"name": "x", "dtype": "f32", "shape": ["N", "M"]},
+                      {"name": "d", "dtype": "f64", "shape": ["N", "M"]})";
+  std::string ops =
+      R"({"op": "rand", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "f32", "out": "u"},
+         {"op": "rand", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "bf16", "out": "h"},
+         {"op": "randn", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "f16", "out": "hn"},
+         {"op": "rand", "args": ["seed", "offset"], "shape": ["N", 3, "M"], "dtype": "f32", "out": "w"},
+         {"op": "slice", "args": ["w"], "starts": [0, 1, 1], "ends": ["N", 2, "M"], "out": "ws"},
+         {"op": "reshape", "args": ["ws"], "shape": ["N", -1], "out": "wr"},
+         {"op": "pad", "args": ["wr"], "pads": [[0, 0], [1, 0]], "value": 2, "out": "wp"},
+         {"op": "mul", "args": ["ws", 0.5], "out": "wh"},
+         {"op": "randn", "args": ["seed", "offset"], "shape": ["M"], "dtype": "f32", "out": "zr"},
+         {"op": "add", "args": ["x", "zr"], "out": "xz"},
+         {"op": "randn", "args": ["seed", "offset"], "shape": ["M", "N"], "dtype": "f32", "out": "zt"},
+         {"op": "permute", "args": ["zt"], "dims": [1, 0], "out": "ztp"},
+         {"op": "rand", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "f64", "out": "u64"},
+         {"op": "mul", "args": ["u", "d"], "out": "ud"},
+         {"op": "add", "args": ["ud", "u64"], "out": "y"},
+         {"op": "add", "args": ["wp", "ztp"], "out": "q"})";
+  check_graph(graph("random_groups", kNM, in, ops, R"("y", "xz", "q", "u", "h", "hn", "wh")"),
+              kSizes, {.exact = true});
+  // A long chain after the draw: past 64 element nodes the kernel keeps only the scalar path.
+  std::string chain =
+      R"({"op": "randn", "args": ["seed", "offset"], "shape": ["N", "M"], "dtype": "f32", "out": "c0"})";
+  for (int k = 1; k <= 70; ++k)
+    chain += R"(, {"op": "mul", "args": ["c)" + std::to_string(k - 1) +
+             R"(", 1.0078125], "out": "c)" + std::to_string(k) + "\"}";
+  auto launched =
+      check_graph(graph("random_compact", kNM, in, chain, R"("c70")"), kSizes, {.exact = true});
+  CHECK(launched[0].size() == 1);
+}
+
 TEST_CASE("plans, aliases, strides, scalars and odd outputs", "[emulated]") {
   // segment_set forces two kernels with an intermediate in the workspace.
   check_graph(graph("two_kernels", kNM, R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})",
@@ -195,4 +237,59 @@ TEST_CASE("fixed shapes: grids that cover more than the tensor stay in bounds", 
                       R"("y", "s", "m")"),
                 {{}});
   }
+}
+
+TEST_CASE("pointwise layouts follow the graph, not the hints, at every row length", "[emulated]") {
+  // y = x * b + 1 with a broadcast row b: the row layout. Its 2-D grid is chosen only when every
+  // row is whole blocks of 128 x 4 f32 (a constant multiple of 512) or the range guarantees
+  // rows of at least 8 blocks; other rows are packed over a 1-D grid. The hints never matter:
+  // a large hint on a short-row range still gives the 1-D grid.
+  auto layout_of = [](const std::string& json) {
+    Fusion f = parse_text(json);
+    PassContext ctx;
+    CompileOptions o;
+    o.run_nvrtc = false;
+    CompiledFusion c = compile_fusion(f, o, ctx);
+    std::string layout;
+    for (const auto& k : c.kernels)
+      for (const auto& [key, value] : k.scheduler_params)
+        if (key == "layout") {
+          if (!layout.empty() && layout != value) return std::string("mixed");
+          layout = value;
+        }
+    return layout;
+  };
+  auto bias = [](const std::string& sym, const std::string& m) {
+    return graph(m[0] == '"' ? "bias_symbolic" : "bias_" + m, sym,
+                 R"({"name": "x", "dtype": "f32", "shape": ["N", )" + m +
+                     R"(]}, {"name": "b", "dtype": "f32", "shape": [)" + m + "]}",
+                 R"({"op": "mul", "args": ["x", "b"], "out": "xb"},
+                    {"op": "add", "args": ["xb", 1.0], "out": "y"})",
+                 R"("y")");
+  };
+  const std::string n = R"("N": {"hint": 3, "max": 100000})";
+  // Constant rows: whole blocks -> 2-D; 513 (one past a block) -> 1-D.
+  std::string whole = bias(n, "1024"), past = bias(n, "513");
+  CHECK(layout_of(whole) == "row-2d");
+  CHECK(layout_of(past) == "row");
+  check_graph(whole, {{{"N", 1}}, {{"N", 3}}, {{"N", 7}}});
+  check_graph(past, {{{"N", 1}}, {{"N", 5}}});
+  // Symbolic rows: a large hint alone does not give the 2-D grid; a range of long rows does.
+  std::string shortish = bias(n + R"(, "M": {"hint": 100000, "max": 100000})", "\"M\"");
+  std::string longrows = bias(n + R"(, "M": {"hint": 5000, "min": 4096, "max": 100000})", "\"M\"");
+  CHECK(layout_of(shortish) == "row");
+  CHECK(layout_of(longrows) == "row-2d");
+  check_graph(shortish, {{{"N", 3}, {"M", 1}},
+                         {{"N", 7}, {"M", 127}},
+                         {{"N", 2}, {"M", 511}},
+                         {{"N", 3}, {"M", 513}},
+                         {{"N", 2}, {"M", 1031}}});
+  check_graph(longrows,
+              {{{"N", 1}, {"M", 4096}}, {{"N", 2}, {"M", 4099}}, {{"N", 3}, {"M", 5003}}});
+  // No broadcast: the flat layout, whose vectors cross rows.
+  std::string flat = graph("flat", n + R"(, "M": {"hint": 7, "max": 100000})",
+                           R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})",
+                           R"({"op": "exp", "args": ["x"], "out": "y"})", R"("y")");
+  CHECK(layout_of(flat) == "flat");
+  check_graph(flat, {{{"N", 1}, {"M", 1}}, {{"N", 3}, {"M", 171}}, {{"N", 2}, {"M", 1025}}});
 }

@@ -147,8 +147,7 @@ TEST_CASE("a value read at two positions per step: code grows linearly with the 
     for (size_t i = 0; i < f.ops.size(); ++i) s.ops.push_back(static_cast<int>(i));
     compute_segment_boundary(f, s);
     PointwiseScheduler sch;
-    auto kernels = lower::lower_pointwise(f, s, sch.heuristics(f, s, HeuristicHints::from(f)), "k",
-                                          HeuristicHints::from(f));
+    auto kernels = lower::lower_pointwise(f, s, sch.heuristics(f, s), "k");
     size_t bytes = 0;
     for (const auto& lk : kernels) bytes += cuda::emit_kernel(lk.kernel).size();
     return bytes;

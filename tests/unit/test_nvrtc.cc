@@ -105,6 +105,56 @@ TEST_CASE("view, creation and random kernels compile without warnings", "[nvrtc]
       R"("y")")));
 }
 
+TEST_CASE("transpose kernels and grouped random draws compile without warnings or spills",
+          "[nvrtc]") {
+  // Tiles of every dtype (shared arrays of bool, 16-bit and 8-byte elements), a 3-D permute,
+  // and draws that fill one Philox block per group of lanes (unrolled and rolled loops).
+  const std::string ab = R"("A": {"hint": 40}, "B": {"hint": 70})";
+  for (const char* dt : kDtypes) {
+    INFO("dtype " << dt);
+    CompiledFusion c = compile_for_gpus(graph(
+        "transpose", ab,
+        std::string(
+            R"({"name": "x", "dtype": "f32", "shape": ["A", "B"]}, {"name": "y", "dtype": ")") +
+            dt + R"(", "shape": ["B", "A"]})",
+        R"({"op": "permute", "args": ["y"], "dims": [1, 0], "out": "yt"},
+           {"op": "cast", "args": ["yt"], "dtype": "f32", "out": "yf"},
+           {"op": "add", "args": ["x", "yf"], "out": "z"})",
+        R"("z", "yt")"));
+    check_binaries(c);
+    REQUIRE(c.kernels.size() == 4);  // tiles and pointwise, 32- and 64-bit
+    for (const auto& k : c.kernels) {
+      INFO("kernel " << k.name);
+      for (const auto& b : k.binaries) CHECK(b.spill_store_bytes == 0);
+      if (k.scheduler == SchedulerKind::Transpose)
+        for (const auto& b : k.binaries) CHECK(b.shared_bytes > 0);
+    }
+  }
+  check_binaries(
+      compile_for_gpus(graph("permute3", R"("B": {"hint": 3})",
+                             R"({"name": "x", "dtype": "bf16", "shape": ["B", 64, 96]})",
+                             R"({"op": "permute", "args": ["x"], "dims": [2, 0, 1], "out": "xp"},
+         {"op": "gelu", "args": ["xp"], "out": "y"})",
+                             R"("y")")));
+  std::string chain =
+      R"({"op": "rand", "args": ["s", "o"], "shape": ["N", "M"], "dtype": "f32", "out": "c0"})";
+  for (int k = 1; k <= 70; ++k)
+    chain += R"(, {"op": "mul", "args": ["c)" + std::to_string(k - 1) + R"(", 1.5], "out": "c)" +
+             std::to_string(k) + "\"}";
+  check_binaries(compile_for_gpus(graph(
+      "random_groups", kNM,
+      R"({"name": "s", "dtype": "i64"}, {"name": "o", "dtype": "i64"}, {"name": "x", "dtype": "bf16", "shape": ["N", "M"]}, {"name": "d", "dtype": "f64", "shape": ["N", "M"]})",
+      R"({"op": "rand", "args": ["s", "o"], "shape": ["N", "M"], "dtype": "f32", "out": "u"},
+         {"op": "lt", "args": ["u", 0.9], "out": "keep"},
+         {"op": "where", "args": ["keep", "x", 0.0], "out": "y"},
+         {"op": "randn", "args": ["s", "o"], "shape": ["N", "M"], "dtype": "f32", "out": "z"},
+         {"op": "rand", "args": ["s", "o"], "shape": ["N", "M"], "dtype": "f64", "out": "u64"},
+         {"op": "mul", "args": ["z", "d"], "out": "zd"},
+         {"op": "add", "args": ["zd", "u64"], "out": "w"}, )" +
+          chain,
+      R"("y", "keep", "w", "c70")")));
+}
+
 TEST_CASE("ptxas' resource report is parsed", "[nvrtc]") {
   ArchBinary b;
   parse_ptxas_report(

@@ -1,7 +1,7 @@
 // fuserc: graph 'adam_step_inplace', kernel adam_step_inplace_k0_i64 (pointwise)
 // computes: m0 = mul(m, beta1); ob1 = sub(1.0, beta1); m1 = mul(g, ob1); m_new = add(m0, m1); v0 = mul(v, beta2); ob2 = sub(1.0, beta2); g2 = mul(g, g); v1 = mul(g2, ob2); v_new = add(v0, v1); mh = div(m_new, bc1); vh = div(v_new, bc2); sv = sqrt(vh); den = add(sv, eps); upd = div(mh, den); step = mul(upd, lr); p_new = sub(p, step)
-// domain [N], flat, vector 4, block 32, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(32) adam_step_inplace_k0_i64(
+// domain [N], flat, vector 4, block 128, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(128) adam_step_inplace_k0_i64(
     const float* p,
     const float* __restrict__ g,
     const float* m,
@@ -16,7 +16,7 @@ extern "C" __global__ void __launch_bounds__(32) adam_step_inplace_k0_i64(
     float* v_new,
     float* p_new,
     long long N) {
-  const long long base = (long long)blockIdx.x * 128 + (long long)threadIdx.x * 4;
+  const long long base = (long long)blockIdx.x * 512 + (long long)threadIdx.x * 4;
   if (N <= base) return;
   if ((base + 4 <= N) && fz_is_aligned<16>(m, base) && fz_is_aligned<16>(g, base) && fz_is_aligned<16>(v, base) && fz_is_aligned<16>(p, base) && fz_is_aligned<16>(m_new, base) && fz_is_aligned<16>(v_new, base) && fz_is_aligned<16>(p_new, base)) {
     const fz_vec<float, 4> m_vec = *reinterpret_cast<const fz_vec<float, 4>*>(m + base);

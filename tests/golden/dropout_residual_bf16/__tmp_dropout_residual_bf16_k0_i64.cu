@@ -14,11 +14,15 @@ extern "C" __global__ void __launch_bounds__(128) dropout_residual_bf16_k0_i64(
   if ((base + 8 <= N * 256) && fz_is_aligned<16>(x, base) && fz_is_aligned<16>(res, base) && fz_is_aligned<8>(keep, base) && fz_is_aligned<16>(y, base)) {
     const fz_vec<__nv_bfloat16, 8> x_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(x + base);
     const fz_vec<__nv_bfloat16, 8> res_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(res + base);
+    unsigned int r_bits[4];
     fz_vec<bool, 8> keep_vec;
     fz_vec<__nv_bfloat16, 8> y_vec;
     #pragma unroll
     for (int lane = 0; lane < 8; ++lane) {
-      const float r = fuserc_rand_f32(seed, offset, base + lane);
+      if (lane % 4 == 0) {
+        fuserc_philox_fill(r_bits, seed, offset, (base + lane) / 4);
+      }
+      const float r = fuserc_rand_f32_of(r_bits, base + lane);
       const bool keep_v = (r < 0.9f);
       const float x_v = __bfloat162float(x_vec.v[lane]);
       const float xs = (x_v * 1.1111112f);
@@ -32,10 +36,14 @@ extern "C" __global__ void __launch_bounds__(128) dropout_residual_bf16_k0_i64(
     *reinterpret_cast<fz_vec<__nv_bfloat16, 8>*>(y + base) = y_vec;
     return;
   }
+  unsigned int r_bits[4];
   for (int lane = 0; lane < 8; ++lane) {
     const long long i = base + lane;
     if (i < N * 256) {
-      const float r = fuserc_rand_f32(seed, offset, i);
+      if ((lane == 0) || (i % 4 == 0)) {
+        fuserc_philox_fill(r_bits, seed, offset, i / 4);
+      }
+      const float r = fuserc_rand_f32_of(r_bits, i);
       const bool keep_v = (r < 0.9f);
       const float x_v = __bfloat162float(x[i]);
       const float xs = (x_v * 1.1111112f);

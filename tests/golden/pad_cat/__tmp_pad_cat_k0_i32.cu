@@ -1,12 +1,12 @@
 // fuserc: graph 'pad_cat', kernel pad_cat_k0_i32 (pointwise)
 // computes: ap = pad(a); eb = exp(b); y = cat(ap, eb, b)
-// domain [N, 25], flat, vector 4, block 32, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(32) pad_cat_k0_i32(
+// domain [N, 25], flat, vector 4, block 128, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) pad_cat_k0_i32(
     const float* __restrict__ a,
     const float* __restrict__ b,
     float* __restrict__ y,
     int N) {
-  const int base = (int)blockIdx.x * 128 + (int)threadIdx.x * 4;
+  const int base = (int)blockIdx.x * 512 + (int)threadIdx.x * 4;
   if (N * 25 <= base) return;
   if ((base + 4 <= N * 25) && fz_is_aligned<16>(y, base)) {
     fz_vec<float, 4> y_vec;

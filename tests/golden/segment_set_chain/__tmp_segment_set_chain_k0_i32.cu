@@ -1,11 +1,11 @@
 // fuserc: graph 'segment_set_chain', kernel segment_set_chain_k0_i32 (pointwise)
 // computes: e = exp(x); es = segment_set(e)
-// domain [N, 32], flat, vector 4, block 32, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(32) segment_set_chain_k0_i32(
+// domain [N, 32], flat, vector 4, block 128, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) segment_set_chain_k0_i32(
     const float* __restrict__ x,
     float* __restrict__ es,
     int N) {
-  const int base = (int)blockIdx.x * 128 + (int)threadIdx.x * 4;
+  const int base = (int)blockIdx.x * 512 + (int)threadIdx.x * 4;
   if (N * 32 <= base) return;
   if ((base + 4 <= N * 32) && fz_is_aligned<16>(x, base) && fz_is_aligned<16>(es, base)) {
     const fz_vec<float, 4> x_vec = *reinterpret_cast<const fz_vec<float, 4>*>(x + base);
