@@ -15,4 +15,8 @@ std::string read_file(const std::string& path, size_t max_bytes = size_t(1) << 3
 // it over `path`. On failure the temporary file is removed and a UserError names `path`.
 void write_file_atomically(const std::string& path, std::string_view data);
 
+// The same without the fsyncs: a reader sees the old file or the whole new one, but after a
+// power loss the new one may be damaged. For caches, whose readers check what they read.
+void write_file_replacing(const std::string& path, std::string_view data);
+
 }  // namespace fuserc
