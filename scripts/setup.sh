@@ -24,7 +24,7 @@ JOBS=${JOBS:-$(nproc)}
 
 # 1. Debian packages (quiet when everything is there).
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
-          libxxhash-dev python3 git
+          libxxhash-dev python3 git ninja-build
           catch2)
 missing=()
 for p in "${packages[@]}"; do

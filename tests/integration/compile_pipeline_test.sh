@@ -75,8 +75,8 @@ entry=$(find cache-a/nvrtc -type f -regextype posix-extended -regex '.*/[0-9a-f]
 printf 'garbage' | dd of="$entry" bs=1 seek=100 conv=notrunc status=none
 "$fuserc" compile "$g1" -o damaged.fpkg --cache-dir cache-a -q
 same ref1.fpkg damaged.fpkg "a damaged cache entry"
-"$fuserc" cache stats --cache-dir cache-a | grep -q "damaged entries discarded 1 " ||
-  fail "the damaged entry was not counted: $("$fuserc" cache stats --cache-dir cache-a)"
+stats=$("$fuserc" cache stats --cache-dir cache-a)
+grep -q "damaged entries discarded 1 " <<<"$stats" || fail "the damaged entry was not counted: $stats"
 
 # ---- 2. Eight concurrent compiles sharing one cache ----
 "$fuserc" compile "$g2" -o ref2.fpkg --no-cache -q
@@ -122,13 +122,15 @@ if make -s -q -C make; then fail "make does not rebuild after the graph changed"
 
 # ---- 4. fuserc cache stats|clear ----
 stats=$("$fuserc" cache stats --cache-dir concurrent)
-echo "$stats" | grep -q "^cache folder: concurrent$" || fail "stats: $stats"
-entries=$(echo "$stats" | sed -n 's/^nvrtc: \([0-9]*\) entries.*/\1/p')
+grep -q "^cache folder: concurrent$" <<<"$stats" || fail "stats: $stats"
+entries=$(sed -n 's/^nvrtc: \([0-9]*\) entries.*/\1/p' <<<"$stats")
 [ "${entries:-0}" -gt 0 ] || fail "stats shows no entries: $stats"
-echo "$stats" | grep -q "hits [1-9]" || fail "stats shows no hits: $stats"
-"$fuserc" cache clear --cache-dir concurrent | grep -q "cleared concurrent: $entries NVRTC entries" ||
-  fail "clear did not report $entries entries"
-"$fuserc" cache --cache-dir concurrent stats | grep -q "^nvrtc: 0 entries" || fail "clear left entries"
+grep -q "hits [1-9]" <<<"$stats" || fail "stats shows no hits: $stats"
+cleared=$("$fuserc" cache clear --cache-dir concurrent)
+grep -q "cleared concurrent: $entries NVRTC entries" <<<"$cleared" ||
+  fail "clear did not report $entries entries: $cleared"
+stats=$("$fuserc" cache --cache-dir concurrent stats)
+grep -q "^nvrtc: 0 entries" <<<"$stats" || fail "clear left entries: $stats"
 if "$fuserc" compile "$g1" -o x.fpkg --cache-max-mb 0 2>/dev/null; then
   fail "--cache-max-mb 0 was accepted"
 fi
