@@ -16,7 +16,9 @@
 # bytes for the same graph and options wherever and whenever it runs, so the step is safe for
 # shared and remote build caches.
 
-cmake_minimum_required(VERSION 3.20)  # DEPFILE with the Makefile generators
+if(CMAKE_VERSION VERSION_LESS 3.20)  # DEPFILE with the Makefile generators, cmake_path
+  message(FATAL_ERROR "fuserc_add_package needs CMake 3.20 or newer")
+endif()
 
 function(fuserc_add_package)
   if(ARGC GREATER 0 AND ARGV0 STREQUAL "TARGET")

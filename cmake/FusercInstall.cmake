@@ -7,8 +7,8 @@
 #                                      targets and FusercAddPackage.cmake (fuserc_add_package)
 #
 # The runtime library: FUSERC_RUNTIME_TARGET (a target of this build) and its public headers
-# FUSERC_RUNTIME_HEADERS (paths relative to the source folder; "generated/..." for generated
-# ones), installed under include/fuserc keeping their paths. A SHARED library is installed as
+# FUSERC_RUNTIME_HEADERS, installed under include/fuserc keeping their paths relative to
+# FUSERC_RUNTIME_HEADER_ROOT (a folder of the sources). A SHARED library is installed as
 # is; a STATIC one is bundled with every static library of this project it links (one archive),
 # and the external libraries they link become its link interface.
 #
@@ -19,11 +19,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-if(TARGET fuserc_shared)
+if(TARGET fuserc_shared)  # #include "fuserc_runtime.h"
   set(FUSERC_RUNTIME_TARGET fuserc_shared)
-  set(FUSERC_RUNTIME_HEADERS runtime/api/fuserc_runtime.h)
-else()
+  set(FUSERC_RUNTIME_HEADER_ROOT runtime/api)
+  set(FUSERC_RUNTIME_HEADERS fuserc_runtime.h)
+else()  # #include "runtime/executable.h"
   set(FUSERC_RUNTIME_TARGET fuserc_loader)
+  set(FUSERC_RUNTIME_HEADER_ROOT .)
   set(FUSERC_RUNTIME_HEADERS runtime/executable.h runtime/run_package.h
                              runtime/emulator_device.h)
 endif()
@@ -122,7 +124,7 @@ install(TARGETS fuserc ${_fuserc_installed_runtime} EXPORT fusercTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(header IN LISTS FUSERC_RUNTIME_HEADERS)
   cmake_path(GET header PARENT_PATH dir)
-  install(FILES ${PROJECT_SOURCE_DIR}/${header}
+  install(FILES ${PROJECT_SOURCE_DIR}/${FUSERC_RUNTIME_HEADER_ROOT}/${header}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fuserc/${dir})
 endforeach()
 if(_fuserc_runtime_type STREQUAL "STATIC_LIBRARY")
