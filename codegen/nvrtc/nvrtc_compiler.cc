@@ -110,22 +110,22 @@ void run_job(Job& job, const NvrtcOptions& options) {
   api.destroy_program(&prog);
 }
 
-// Fills `job` from the cache; false on a miss (or a cached result without the PTX it needs).
-bool lookup(Job& job, DiskCache& cache) {
+// Fills `job` from the cache, unless it is not there (or lacks the PTX the job needs).
+void lookup(Job& job, DiskCache& cache) {
   std::optional<std::string> bytes = cache.get(job.cache_key);
-  if (!bytes) return false;
+  if (!bytes) return;
   std::optional<NvrtcOutput> r = decode_nvrtc_result(*bytes);
-  if (!r || r->binary.arch != job.arch || (job.want_ptx && !r->has_ptx)) return false;
+  if (!r || r->binary.arch != job.arch || (job.want_ptx && !r->has_ptx)) return;
   job.result = std::move(*r);
   if (!job.want_ptx) {
     job.result.has_ptx = false;
     job.result.ptx.clear();
   }
   job.cached = true;
-  return true;
 }
 
-// Runs the jobs that were not cached on `threads` threads, reporting progress per kernel.
+// Runs the jobs that were not cached on options.jobs threads, the longest sources first (so
+// that no long compilation is left to run alone at the end), reporting progress per kernel.
 void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
   std::vector<Job*> todo;
   std::map<const KernelSummary*, int> left;  // jobs left per kernel
@@ -135,6 +135,10 @@ void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
       ++left[j.kernel];
     }
   if (todo.empty()) return;
+  std::stable_sort(todo.begin(), todo.end(), [](const Job* a, const Job* b) {
+    return a->kernel->source.size() > b->kernel->source.size();
+  });
+  nvrtc();  // loaded here, so that a missing library is reported, not thrown inside a thread
   std::mutex mutex;
   size_t kernels_done = 0;
   const size_t kernels_total = left.size();
