@@ -1,7 +1,11 @@
 #include "codegen/nvrtc/nvrtc_toolchain.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/stat.h>
+
+#include <cstring>
 
 #include <mutex>
 #include <optional>
@@ -23,7 +27,58 @@ std::string loaded_library_file() {
   return nvrtc_library_file();
 }
 
-std::string file_identity(const std::string& file) {
+// The GNU build ID of the loaded object holding `address` (hex), or "".
+std::string build_id_of(const void* address) {
+  struct Search {
+    uintptr_t address;
+    std::string id;
+  } search{reinterpret_cast<uintptr_t>(address), {}};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        auto& s = *static_cast<Search*>(data);
+        bool holds = false;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type == PT_LOAD && s.address >= start && s.address < start + ph.p_memsz)
+            holds = true;
+        }
+        if (!holds) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_NOTE) continue;
+          const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+          const char* end = p + ph.p_memsz;
+          while (p + sizeof(ElfW(Nhdr)) <= end) {
+            ElfW(Nhdr) n;
+            std::memcpy(&n, p, sizeof n);
+            const char* name = p + sizeof n;
+            const char* desc = name + ((n.n_namesz + 3) & ~3u);
+            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 &&
+                std::memcmp(name, "GNU", 4) == 0 && desc + n.n_descsz <= end) {
+              static const char* hex = "0123456789abcdef";
+              for (size_t b = 0; b < n.n_descsz; ++b) {
+                const auto byte = static_cast<unsigned char>(desc[b]);
+                s.id += hex[byte >> 4];
+                s.id += hex[byte & 15];
+              }
+              return 1;
+            }
+            p = desc + ((n.n_descsz + 3) & ~3u);
+          }
+        }
+        return 1;  // the object holding the address has no build ID
+      },
+      &search);
+  return search.id;
+}
+
+// What identifies the loaded NVRTC's code: its build ID (read from memory, so free), else a
+// hash of the library file.
+std::string loaded_identity() {
+  const std::string id = build_id_of(reinterpret_cast<const void*>(nvrtc().version));
+  if (!id.empty()) return "build-id-" + id;
+  const std::string file = loaded_library_file();
   return file.empty() ? std::string("unknown") : content_hash_hex(read_file(file));
 }
 
@@ -78,7 +133,7 @@ NvrtcToolchain describe(DiskCache* cache) {
       if (auto t = decode(*stored)) return *t;
   }
   NvrtcToolchain t = ask_nvrtc();
-  t.identity = file_identity(loaded_library_file());
+  t.identity = loaded_identity();
   if (!key.empty()) cache->put(key, encode(t), false);
   return t;
 }
@@ -90,8 +145,7 @@ const NvrtcToolchain& nvrtc_toolchain(DiskCache* cache) {
   static std::optional<NvrtcToolchain> toolchain;
   std::lock_guard<std::mutex> lock(mutex);
   if (!toolchain) toolchain = describe(cache);
-  if (cache != nullptr && toolchain->identity.empty())
-    toolchain->identity = file_identity(loaded_library_file());
+  if (cache != nullptr && toolchain->identity.empty()) toolchain->identity = loaded_identity();
   return *toolchain;
 }
 
