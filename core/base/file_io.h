@@ -1,5 +1,6 @@
 // Owns whole-file reads and atomic whole-file writes. Every file fuserc produces goes through
-// write_file_atomically, so an interrupted or failed run never leaves a partial output.
+// write_file_atomically or write_file_replacing, so an interrupted or failed run never leaves a
+// partial output.
 #pragma once
 
 #include <string>
