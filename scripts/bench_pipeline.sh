@@ -22,16 +22,16 @@ jobs_graph=${JOBS_GRAPH:-tests/graphs/reduce_dims.json}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { date +%s%N; }
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-# wall time in ms of one fuserc compile with the given extra options
+# wall time in ms of one whole fuserc compile process with the given extra options (bash's
+# clock: no process is started to read it)
 time_compile() {
   local graph=$1 start end
   shift
-  start=$(now)
+  start=$EPOCHREALTIME
   "$fuserc" compile "$graph" -o "$tmp/p.fpkg" --arch "$archs" -q "$@"
-  end=$(now)
-  echo $(((end - start) / 1000)) | awk '{printf "%.1f\n", $1 / 1000}'
+  end=$EPOCHREALTIME
+  awk -v s="$start" -v e="$end" 'BEGIN {printf "%.1f\n", (e - s) * 1000}'
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; runs: $runs"
