@@ -16,6 +16,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/disk_cache.h"
 #include "core/base/file_io.h"
+#include "core/base/worker_processes.h"
 
 #ifndef FUSERC_CUDA_INCLUDE_DIR
 #define FUSERC_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -124,8 +125,28 @@ void lookup(Job& job, DiskCache& cache) {
   job.cached = true;
 }
 
-// Runs the jobs that were not cached on options.jobs threads, the longest sources first (so
-// that no long compilation is left to run alone at the end), reporting progress per kernel.
+// What a worker process sends back for a job: 'R' and the result, or 'E' and the error.
+std::string job_outcome(const Job& j) {
+  return j.error.empty() ? "R" + encode_nvrtc_result(j.result) : "E" + j.error;
+}
+
+void take_outcome(Job& j, const std::string& bytes) {
+  std::optional<NvrtcOutput> r;
+  if (!bytes.empty() && bytes[0] == 'R') r = decode_nvrtc_result(bytes.substr(1));
+  if (r)
+    j.result = std::move(*r);
+  else if (!bytes.empty() && bytes[0] == 'E')
+    j.error = bytes.substr(1);
+  else
+    j.error =
+        "a malformed NVRTC result came back from a worker process for kernel " + j.kernel->name;
+}
+
+// Runs the jobs that were not cached, the longest sources first (so that no long compilation
+// is left to run alone at the end), reporting progress per kernel. With more than one job at
+// a time they run in forked worker processes (core/base/worker_processes.h): NVRTC serialises
+// part of concurrent compilations in one process (on 2 cores, 2 threads compiled a 12-job graph
+// 1.6x faster than 1, 2 processes 1.9x); threads are the fallback when fork fails.
 void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
   std::vector<Job*> todo;
   std::map<const KernelSummary*, int> left;  // jobs left per kernel
@@ -138,25 +159,48 @@ void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
   std::stable_sort(todo.begin(), todo.end(), [](const Job* a, const Job* b) {
     return a->kernel->source.size() > b->kernel->source.size();
   });
-  nvrtc();  // loaded here, so that a missing library is reported, not thrown inside a thread
+  nvrtc();  // loaded once here, before any worker: a missing library is one message
   std::mutex mutex;
   size_t kernels_done = 0;
   const size_t kernels_total = left.size();
   if (options.progress) options.progress(0, kernels_total);
+  auto finished = [&](Job& j) {  // in this process, with `mutex` held
+    if (j.error.empty() && options.cache)
+      options.cache->put(j.cache_key, encode_nvrtc_result(j.result));
+    if (--left[j.kernel] == 0 && options.progress) options.progress(++kernels_done, kernels_total);
+  };
+  const int parallel = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+  if (parallel > 1) {
+    WorkerRun run = run_in_worker_processes(
+        todo.size(), parallel,
+        [&](size_t i) {
+          run_job(*todo[i], options);
+          return job_outcome(*todo[i]);
+        },
+        [&](size_t i, std::string&& bytes) {
+          take_outcome(*todo[i], bytes);
+          std::lock_guard<std::mutex> lock(mutex);
+          finished(*todo[i]);
+        });
+    if (run.started) {
+      for (size_t i = 0; i < todo.size(); ++i)
+        if (!run.finished[i])
+          todo[i]->error = "the NVRTC compilation of kernel " + todo[i]->kernel->name + " for sm_" +
+                           std::to_string(todo[i]->arch) + " did not finish: " +
+                           (run.problem.empty() ? "its worker process died" : run.problem);
+      return;
+    }
+  }
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < todo.size(); i = next++) {
       run_job(*todo[i], options);
-      if (todo[i]->error.empty() && options.cache)
-        options.cache->put(todo[i]->cache_key, encode_nvrtc_result(todo[i]->result));
       std::lock_guard<std::mutex> lock(mutex);
-      if (--left[todo[i]->kernel] == 0 && options.progress)
-        options.progress(++kernels_done, kernels_total);
+      finished(*todo[i]);
     }
   };
-  int threads = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (int t = 1; t < parallel; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
 }
