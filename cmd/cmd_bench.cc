@@ -1,6 +1,8 @@
 // `fuserc bench GRAPH.json [--json]`: where the time goes, in one process, medians of
 // repeated runs: the front end (parse to CUDA text), NVRTC, writing the package, loading it to
 // a ready Executable, and binding a new shape. Also the targets they are held to.
+// `fuserc bench PACKAGE.fpkg --gpu [--bind ...]`: the package's kernels timed on a GPU
+// (cmd/bench_gpu.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmd/bench_gpu.h"
 #include "cmd/commands.h"
 #include "cmd/pipeline_options.h"
+#include "cmd/symbol_bindings.h"
 #include "codegen/compile_fusion.h"
 #include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/base/diagnostics.h"
@@ -44,25 +48,61 @@ void add_bench_command(CLI::App& app) {
   auto* sub =
       app.add_subcommand("bench",
                          "Measure the compile and load path on a graph: front end, NVRTC, package "
-                         "writing, loading, binding a new shape (medians over repeated runs).");
+                         "writing, loading, binding a new shape (medians over repeated runs); "
+                         "with --gpu, a package's kernels on a GPU.");
   struct Options {
     std::string graph, archs = "sm_80,sm_90";
-    int runs = 200;
+    int runs = 0;  // 0: the mode's default
     int nvrtc_runs = 3;
     bool json = false;
+    bool gpu = false;
+    std::string bind, inputs;
+    int warmup = 10;
+    int device = 0;
+    bool frontend_only = false;
   };
   auto o = std::make_shared<Options>();
-  sub->add_option("GRAPH", o->graph, "the fusion graph (JSON)")->required();
+  sub->add_option("GRAPH", o->graph, "the fusion graph (JSON), or with --gpu a package")
+      ->required();
+  sub->add_flag("--gpu", o->gpu,
+                "time a package (GRAPH is a .fpkg) on a GPU: each kernel and the whole plan "
+                "(CUDA events, median), as a CUDA graph, bandwidth, host cost of a launch");
+  sub->add_option("--bind", o->bind, "--gpu: symbol values, e.g. N=4096,H=1024 (else hints)");
+  sub->add_option("--inputs", o->inputs,
+                  "--gpu: a safetensors file with the inputs (else a fixed pattern)");
+  sub->add_option("--warmup", o->warmup, "--gpu: launches before timing (default 10)");
+  sub->add_option("--device", o->device, "--gpu: the CUDA device (default 0)");
   sub->add_option("--arch", o->archs, "architectures, as for compile (default: sm_80,sm_90)");
-  sub->add_option("--runs", o->runs, "repetitions of the fast stages (default 200)");
+  sub->add_option("--runs", o->runs,
+                  "repetitions of the fast stages (default 200; --gpu: timed runs, default 100)");
   sub->add_option("--nvrtc-runs", o->nvrtc_runs, "repetitions of NVRTC (default 3)");
   sub->add_flag("--json", o->json,
                 "print JSON: frontend_us, nvrtc_us, write_us, load_us, bind_us and more");
+  sub->add_flag("--frontend-only", o->frontend_only,
+                "time the front end alone (parse to CUDA), with the time of each stage of its "
+                "last run; for large graphs (bench/frontend_scale.py)");
   sub->footer(
       "Targets: loading is at least 100x faster than the front end and 10,000x faster than the\n"
       "front end plus NVRTC; binding a new shape costs under 5 us per kernel; the package is at\n"
       "most 10% larger than the cubins, PTX and sources it carries.");
   sub->callback([o] {
+    if (o->gpu) {
+      GpuBenchOptions g;
+      g.package = o->graph;
+      g.bind = parse_bindings(o->bind);
+      g.inputs = o->inputs;
+      g.runs = o->runs ? o->runs : 100;
+      g.warmup = o->warmup;
+      g.device = o->device;
+      g.json = o->json;
+      run_gpu_bench(g);
+      return;
+    }
+    if (!o->bind.empty() || !o->inputs.empty())
+      throw UsageError("--bind and --inputs go with --gpu");
+    if (o->graph.size() > 5 && o->graph.compare(o->graph.size() - 5, 5, ".fpkg") == 0)
+      throw UsageError(o->graph + " is a package: time it on a GPU with --gpu");
+    if (o->runs == 0) o->runs = 200;
     if (o->runs < 1 || o->nvrtc_runs < 1) throw UsageError("--runs and --nvrtc-runs must be >= 1");
     CompileOptions copts;
     copts.archs = parse_archs(o->archs);
@@ -70,10 +110,31 @@ void add_bench_command(CLI::App& app) {
     copts.run_nvrtc = false;
 
     // Front end: parse to CUDA text.
+    PassContext stages;
+    size_t frontend_kernels = 0;
     double frontend = median_us(o->runs, [&] {
       PassContext ctx;
-      CompiledFusion c = compile_fusion(parse_fusion_file(o->graph), copts, ctx);
+      Fusion f = ctx.timed("parse", [&] { return parse_fusion_file(o->graph); });
+      CompiledFusion c = compile_fusion(std::move(f), copts, ctx);
+      frontend_kernels = c.kernels.size();
+      stages = ctx;
     });
+    if (o->frontend_only) {
+      nlohmann::json j = {{"graph", o->graph},
+                          {"kernels", frontend_kernels},
+                          {"frontend_us", frontend},
+                          {"stages_us", nlohmann::json::object()}};
+      for (const auto& [stage, us] : stages.timings()) j["stages_us"][stage] = us;
+      if (o->json) {
+        std::cout << j.dump(2) << "\n";
+        return;
+      }
+      std::cout << "fuserc bench " << o->graph << " (" << frontend_kernels
+                << " kernels, front end only, median of " << o->runs << " runs)\n"
+                << "  front end (parse to CUDA): " << frontend << " us; its last run:\n"
+                << stages.timing_table();
+      return;
+    }
     PassContext ctx;
     CompiledFusion c = compile_fusion(parse_fusion_file(o->graph), copts, ctx);
 

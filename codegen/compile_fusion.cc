@@ -38,11 +38,12 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx) {
   CompiledFusion out;
   run_presegmentation_passes(fusion, ctx);
+  HeuristicHints hints = HeuristicHints::from(fusion);
+  // (May give readers of an input written in place a copy taken before: adds ops.)
+  out.segmented = ctx.timed(
+      "segment", [&] { return segment_fusion_in_place(fusion, all_schedulers(), hints); });
   out.fusion = std::move(fusion);
   const Fusion& f = out.fusion;
-  HeuristicHints hints = HeuristicHints::from(f);
-
-  out.segmented = ctx.timed("segment", [&] { return segment_fusion(f, all_schedulers(), hints); });
   ctx.dump("segment", [&] { return out.segmented.to_text(f); });
   out.memory = ctx.timed("plan-memory", [&] { return plan_memory(f, out.segmented); });
   ctx.dump("plan-memory", [&] { return out.memory.to_text(f); });

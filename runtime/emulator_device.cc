@@ -73,7 +73,7 @@ void EmulatorDevice::fill_zero(void* dst, size_t bytes) {
 void EmulatorDevice::launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,
                             void** args) {
   const fb::Kernel* k = exe.metadata().kernels()->Get(kernel);
-  auto key = std::make_pair(&exe, kernel);
+  auto key = std::make_pair(exe.id(), kernel);
   auto it = modules_.find(key);
   if (it == modules_.end()) {
     std::string_view source =

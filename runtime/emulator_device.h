@@ -43,7 +43,8 @@ class EmulatorDevice : public Device {
     size_t length;  // 0: from aligned_alloc
   };
   std::map<void*, Mapping> allocations_;
-  std::map<std::pair<const Executable*, uint32_t>, std::unique_ptr<emu::EmulatedModule>> modules_;
+  // By executable id (not address: a later executable may reuse one) and kernel.
+  std::map<std::pair<uint64_t, uint32_t>, std::unique_ptr<emu::EmulatedModule>> modules_;
 };
 
 }  // namespace fuserc

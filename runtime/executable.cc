@@ -1,7 +1,9 @@
 #include "runtime/executable.h"
 
+#include <atomic>
+
 #include "core/base/diagnostics.h"
-#include "runtime/program_evaluator.h"
+#include "serde/reader/program_evaluator.h"
 
 namespace fuserc {
 
@@ -10,6 +12,8 @@ std::unique_ptr<Executable> Executable::load(const std::string& path) {
 }
 
 Executable::Executable(std::unique_ptr<PackageView> package) : package_(std::move(package)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1);
   const fb::Metadata& m = metadata();
   for (const auto* s : *m.symbols())
     symbol_ranges_.push_back({s->name() ? s->name()->str() : "", s->min(), s->max()});
@@ -85,14 +89,32 @@ std::shared_ptr<const Binding> Executable::bind(const std::vector<int64_t>& symb
 
 std::shared_ptr<const Binding> Executable::bind_inputs(const TensorMap& inputs,
                                                        const std::string& file) {
-  SymbolValues values = fuserc::bind_inputs(input_specs_, symbol_ranges_, inputs, file);
+  return bind(symbols_of_inputs(inputs, file));
+}
+
+std::vector<int64_t> Executable::symbols_of_inputs(const TensorMap& inputs,
+                                                   const std::string& file) const {
+  return symbols_of(fuserc::bind_inputs(input_specs_, symbol_ranges_, inputs, file));
+}
+
+std::shared_ptr<const Binding> Executable::bind_shapes(
+    const std::vector<std::vector<int64_t>>& shapes, const std::string& who) {
+  return bind(symbols_of_shapes(shapes, who));
+}
+
+std::vector<int64_t> Executable::symbols_of_shapes(const std::vector<std::vector<int64_t>>& shapes,
+                                                   const std::string& who) const {
+  return symbols_of(fuserc::bind_input_shapes(input_specs_, symbol_ranges_, shapes, who));
+}
+
+std::vector<int64_t> Executable::symbols_of(const SymbolValues& values) const {
   std::vector<int64_t> symbols;
   for (const auto& r : symbol_ranges_) {
     auto it = values.find(r.name);
     // A symbol no input binds is unused by the kernels; its hint-free minimum is as good as any.
     symbols.push_back(it == values.end() ? r.min : it->second);
   }
-  return bind(symbols);
+  return symbols;
 }
 
 size_t Executable::cache_size() const {

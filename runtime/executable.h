@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/base/input_binding.h"
-#include "serde/package_reader.h"
+#include "serde/reader/package_reader.h"
 
 namespace fuserc {
 
@@ -31,6 +31,8 @@ class Executable {
   explicit Executable(std::unique_ptr<PackageView> package);
 
   const PackageView& package() const { return *package_; }
+  // Unique in the process (never reused, unlike an address): devices key their caches on it.
+  uint64_t id() const { return id_; }
   const fb::Metadata& metadata() const { return package_->metadata(); }
 
   // Binds symbol values (one per symbol, in package order). Throws UserError naming the
@@ -38,6 +40,15 @@ class Executable {
   std::shared_ptr<const Binding> bind(const std::vector<int64_t>& symbols);
   // Binds from input tensors (read from `file`): dtypes, ranks and extents are checked.
   std::shared_ptr<const Binding> bind_inputs(const TensorMap& inputs, const std::string& file);
+  // Binds from the inputs' shapes (in graph order; a scalar's is empty); `who` names the
+  // caller in messages.
+  std::shared_ptr<const Binding> bind_shapes(const std::vector<std::vector<int64_t>>& shapes,
+                                             const std::string& who);
+  // The symbol values (package order) that input tensors give (checked as bind_inputs does).
+  std::vector<int64_t> symbols_of_inputs(const TensorMap& inputs, const std::string& file) const;
+  // The symbol values (package order) that input shapes give.
+  std::vector<int64_t> symbols_of_shapes(const std::vector<std::vector<int64_t>>& shapes,
+                                         const std::string& who) const;
 
   // The graph's inputs and symbols in the form bind_inputs checks.
   const std::vector<InputSpec>& input_specs() const { return input_specs_; }
@@ -48,12 +59,14 @@ class Executable {
 
  private:
   std::unique_ptr<PackageView> package_;
+  uint64_t id_;
   std::vector<InputSpec> input_specs_;
   std::vector<SymbolRange> symbol_ranges_;
   mutable std::mutex mutex_;
   std::list<std::shared_ptr<const Binding>> cache_;  // most recently used first
 
   std::shared_ptr<const Binding> evaluate(const std::vector<int64_t>& symbols) const;
+  std::vector<int64_t> symbols_of(const SymbolValues& values) const;
 };
 
 }  // namespace fuserc

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "core/base/dtype.h"
-#include "runtime/program_printer.h"
+#include "serde/reader/program_printer.h"
 
 namespace fuserc {
 namespace {
@@ -225,6 +225,10 @@ std::string package_text(const Executable& exe, const Binding* bound) {
       for (size_t i = 0; i < t["shape"].size(); ++i)
         s << (i ? ", " : "") << t["shape"][i].get<std::string>();
       s << "]";
+      if (t.contains("in_place_of")) {
+        std::string in = t["in_place_of"].get<std::string>();
+        s << (in == t["name"].get<std::string>() ? " (updated in place)" : " (into " + in + ")");
+      }
     }
   };
   tensors("inputs");

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/base/diagnostics.h"
+#include "runtime/launch_plan.h"
 
 namespace fuserc {
 namespace {
@@ -52,25 +53,20 @@ std::string strided_layout(const HostTensor& t, const std::vector<int64_t>& stri
   return bytes;
 }
 
-// The value of a scalar input in the kernel parameter's type.
-void scalar_value(const HostTensor& t, const std::string& c_type, uint64_t* storage) {
-  if (c_type == "float") {
-    float v = t.load_f32(0);
-    std::memcpy(storage, &v, sizeof v);
-  } else if (c_type == "double") {
-    double v = t.load_f64(0);
-    std::memcpy(storage, &v, sizeof v);
-  } else if (c_type == "int") {
-    int32_t v = static_cast<int32_t>(t.load_i64(0));
-    std::memcpy(storage, &v, sizeof v);
-  } else if (c_type == "long long") {
-    int64_t v = t.load_i64(0);
-    std::memcpy(storage, &v, sizeof v);
-  } else if (c_type == "bool") {
-    bool v = t.load_bool(0);
-    std::memcpy(storage, &v, sizeof v);
-  } else {
-    throw InternalError("scalar parameter of unsupported type " + c_type);
+// The inverse: the element at index (i0, i1, ...) read from offset sum(ik * stride_k) of
+// `bytes` into a dense tensor (an output written in place through an input's strides).
+void gather_strided(const std::string& bytes, const std::vector<int64_t>& strides,
+                    HostTensor& out) {
+  size_t size = dtype_size(out.dtype());
+  std::vector<int64_t> idx(out.rank(), 0);
+  for (int64_t e = 0; e < out.numel(); ++e) {
+    int64_t off = 0;
+    for (int d = 0; d < out.rank(); ++d) off += idx[d] * strides[d];
+    std::memcpy(out.data() + e * size, bytes.data() + off * size, size);
+    for (int d = out.rank() - 1; d >= 0; --d) {
+      if (++idx[d] < out.shape()[d]) break;
+      idx[d] = 0;
+    }
   }
 }
 
@@ -122,58 +118,35 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
     }
   }
 
-  // Launches.
-  for (uint32_t l = 0; l < m.plan()->size(); ++l) {
-    uint32_t ki = b.kernel_of[l];
-    const fb::Kernel* k = m.kernels()->Get(ki);
-    LaunchDims dims;
-    bool empty = false;
-    for (int d = 0; d < 3; ++d) {
-      int64_t g = b.slot(k->grid()->Get(d));
-      int64_t t = b.slot(k->block()->Get(d));
-      if (g <= 0 || t <= 0) empty = true;
-      dims.grid[d] = static_cast<uint32_t>(std::max<int64_t>(g, 0));
-      dims.block[d] = static_cast<uint32_t>(std::max<int64_t>(t, 0));
+  // Launches: the plan of this binding (runtime/launch_plan.h); each launch's scratch memory is
+  // its own allocation here (zeroed when the kernel needs it so), to catch overruns.
+  LaunchPlan plan(exe, b);
+  std::vector<const void*> input_ptr(m.inputs()->size(), nullptr);
+  std::vector<void*> output_ptr(m.outputs()->size(), nullptr);
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+    const fb::Tensor* t = m.inputs()->Get(i);
+    input_ptr[i] = t->scalar() ? input_tensor[i]->data() : buffer[t->buffer()];
+  }
+  for (uint32_t i = 0; i < m.buffers()->size(); ++i)
+    if (m.buffers()->Get(i)->kind() == fb::BufferKind::Output)
+      output_ptr[m.buffers()->Get(i)->io_index()] = buffer[i];
+  for (const PlannedLaunch& l : plan.launches()) {
+    std::vector<void*> scratch;
+    for (uint32_t a = 0; a < l.num_allocations; ++a) {
+      const PlannedAllocation& al = plan.allocations()[l.first_allocation + a];
+      scratch.push_back(mem.get(al.bytes));
+      if (al.zero_init) device.fill_zero(scratch.back(), al.bytes);
     }
-    if (empty) continue;
-    dims.dynamic_shared_bytes = static_cast<uint32_t>(b.slot(k->dynamic_smem_slot()));
-    // Scratch memory of this launch (zeroed when the kernel needs it so).
-    std::vector<uint8_t*> scratch;
-    if (k->allocations())
-      for (const auto* al : *k->allocations()) {
-        size_t bytes = static_cast<size_t>(b.slot(al->bytes_slot()));
-        scratch.push_back(mem.get(bytes));
-        if (al->zero_init()) device.fill_zero(scratch.back(), bytes);
-      }
-    std::vector<uint64_t> storage(k->args()->size());
-    std::vector<void*> args(k->args()->size());
-    for (uint32_t a = 0; a < k->args()->size(); ++a) {
-      const fb::KernelArg* arg = k->args()->Get(a);
-      switch (arg->role()) {
-        case fb::ArgRole::Input:
-        case fb::ArgRole::Output:
-          std::memcpy(&storage[a], &buffer[arg->buffer()], sizeof(void*));
-          break;
-        case fb::ArgRole::Workspace:
-          std::memcpy(&storage[a], &scratch[arg->allocation()], sizeof(void*));
-          break;
-        case fb::ArgRole::Scalar:
-          scalar_value(*input_tensor[arg->input()], arg->c_type()->str(), &storage[a]);
-          break;
-        case fb::ArgRole::Symbol: {
-          int64_t v = b.symbols[arg->symbol()];
-          if (arg->dtype() == fb::DType::I32) {
-            int32_t v32 = static_cast<int32_t>(v);
-            std::memcpy(&storage[a], &v32, sizeof v32);
-          } else {
-            std::memcpy(&storage[a], &v, sizeof v);
-          }
-          break;
-        }
-      }
-      args[a] = &storage[a];
-    }
-    device.launch(exe, ki, dims, args.data());
+    ArgBases bases;
+    bases.inputs = input_ptr.data();
+    bases.outputs = output_ptr.data();
+    bases.workspace = workspace;
+    bases.scratch = scratch.data();
+    std::vector<uint64_t> storage(l.num_args);
+    std::vector<void*> args(l.num_args);
+    plan.write_args(l, bases, storage.data());
+    for (uint32_t a = 0; a < l.num_args; ++a) args[a] = &storage[a];
+    device.launch(exe, l.kernel, l.dims, args.data());
   }
   device.synchronize();
 
@@ -188,7 +161,20 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
       continue;
     }
     HostTensor host(static_cast<DType>(t->dtype()), shape_of(*t, b));
-    device.to_host(host.data(), buffer[t->buffer()], host.nbytes());
+    const fb::Buffer* buf = m.buffers()->Get(t->buffer());
+    const fb::Tensor* target =
+        buf->alias_input() >= 0 ? m.inputs()->Get(buf->alias_input()) : nullptr;
+    if (target && target->stride_slots()->size() > 0 && host.numel() > 0) {
+      std::vector<int64_t> strides;
+      for (uint32_t slot : *target->stride_slots()) strides.push_back(b.slot(slot));
+      int64_t extent = 1;
+      for (size_t d = 0; d < strides.size(); ++d) extent += (host.shape()[d] - 1) * strides[d];
+      std::string bytes(static_cast<size_t>(extent) * dtype_size(host.dtype()), '\0');
+      device.to_host(bytes.data(), buffer[t->buffer()], bytes.size());
+      gather_strided(bytes, strides, host);
+    } else {
+      device.to_host(host.data(), buffer[t->buffer()], host.nbytes());
+    }
     out.emplace_back(name, std::move(host));
   }
   return out;

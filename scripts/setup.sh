@@ -5,8 +5,11 @@
 #   scripts/setup.sh              install what is missing and build (into build/)
 #   scripts/setup.sh --test       ... then run the whole test suite (what CI runs)
 #   scripts/setup.sh --example    ... then run the main job on examples/bias_gelu.json (compile
-#                                 it into a package, inspect it, run it in the CPU emulator)
+#                                 it into a package, inspect it, run it in the CPU emulator),
+#                                 and the Python example (examples/python/)
 #
+# It also makes the Python package importable by /usr/bin/python3 (`import fuserc`): a
+# fuserc.pth file in python3's site-packages names this checkout's python/ folder.
 # Environment: BUILD_DIR (default build), JOBS (default: the number of cores).
 set -euo pipefail
 
@@ -24,8 +27,9 @@ JOBS=${JOBS:-$(nproc)}
 
 # 1. Debian packages (quiet when everything is there).
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
-          libxxhash-dev python3 git ninja-build
-          catch2)
+          libxxhash-dev git ninja-build
+          catch2
+          python3 python3-torch)  # the Python package (python/) and its tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -51,7 +55,23 @@ fi
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT="$cuda_root" >/dev/null
 cmake --build "$BUILD_DIR" -j "$JOBS"
 
-# 4. What was asked for.
+# 4. The Python package: importable by python3 from anywhere (a .pth file naming python/, in
+#    the system's site-packages when root, else the user's). It finds libfuserc.so and the
+#    fuserc executable in build/ (FUSERC_LIBRARY / FUSERC_EXECUTABLE / FUSERC_BUILD_DIR
+#    point elsewhere).
+site_dir=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+if [ "$(id -u)" -ne 0 ] && [ ! -w "$site_dir" ]; then
+  site_dir=$(/usr/bin/python3 -c 'import site; print(site.getusersitepackages())')
+fi
+mkdir -p "$site_dir"
+echo "$PWD/python" > "$site_dir/fuserc.pth"
+if [ "$BUILD_DIR" != build ]; then
+  echo "setup: note: the Python package looks for the build in build/; export FUSERC_BUILD_DIR=$PWD/$BUILD_DIR"
+fi
+FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 -c 'import fuserc; fuserc.version()' \
+  || { echo "setup: error: python3 cannot import fuserc" >&2; exit 1; }
+
+# 5. What was asked for.
 case "$mode" in
   test)
     ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure
@@ -68,6 +88,7 @@ case "$mode" in
       --outputs "$work/out.safetensors" --emulate
     "$fuserc" eval examples/bias_gelu.json --inputs "$work/in.safetensors" \
       --outputs "$work/reference.safetensors"
+    FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 examples/python/export_and_call.py
     { set +x; } 2>/dev/null
     echo "setup: example done: $work/bias_gelu.fpkg, its outputs in $work/out.safetensors"
     ;;

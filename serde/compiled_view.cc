@@ -1,9 +1,9 @@
 #include "serde/compiled_view.h"
 
 #include "fuserc/version.h"
-#include "runtime/program_printer.h"
+#include "serde/reader/package_layout.h"
+#include "serde/reader/program_printer.h"
 #include "serde/expr_program.h"
-#include "serde/package_layout.h"
 
 namespace fuserc {
 namespace {
@@ -96,9 +96,11 @@ class ViewBuilder {
     return "?";
   }
 
+  // The input an output lives in: the one it is written into in place (for an input listed as
+  // an output and written in place, itself).
   int alias_of(ValueId v) const {
     for (const auto& [out, in] : f_.aliases)
-      if (out == v) return f_.value(in).input_index;
+      if (out == f_.updated_value(v)) return f_.value(in).input_index;
     return -1;
   }
 

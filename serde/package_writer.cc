@@ -6,8 +6,8 @@
 #include "core/base/diagnostics.h"
 #include "core/base/file_io.h"
 #include "fuserc/version.h"
+#include "serde/reader/package_layout.h"
 #include "serde/expr_program.h"
-#include "serde/package_layout.h"
 
 namespace fuserc {
 namespace {
@@ -137,7 +137,10 @@ class MetadataWriter {
     return b_.CreateVector(v);
   }
 
-  fbs::Offset<fb::Tensor> tensor(ValueId id, bool input, int alias_input, int source_input) {
+  // `stored`: the value whose buffer holds the tensor (itself, except for an input written in
+  // place that is also an output: its updated value).
+  fbs::Offset<fb::Tensor> tensor(ValueId id, bool input, int alias_input, int source_input,
+                                 ValueId stored) {
     const Value& val = f_.value(id);
     std::vector<fb::Extent> extents;
     if (input)
@@ -160,24 +163,28 @@ class MetadataWriter {
     t.add_stride_slots(strides_v);
     t.add_bytes_slot(bytes);
     t.add_alias_input(alias_input);
-    t.add_buffer(buffer_index(id));
+    t.add_buffer(buffer_index(stored));
     t.add_source_input(source_input);
     return t.Finish();
   }
 
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>> build_inputs() {
     std::vector<fbs::Offset<fb::Tensor>> v;
-    for (ValueId id : f_.inputs) v.push_back(tensor(id, true, -1, -1));
+    for (ValueId id : f_.inputs) v.push_back(tensor(id, true, -1, -1, id));
     return b_.CreateVector(v);
   }
 
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>> build_outputs() {
     std::vector<fbs::Offset<fb::Tensor>> v;
     for (ValueId id : f_.outputs) {
+      // An input written in place and listed as an output is read back from its buffer after
+      // the run (its updated value), not copied from the caller's input.
+      ValueId stored = f_.updated_value(id);
       int alias = -1;
       for (const auto& [out, in] : f_.aliases)
-        if (out == id) alias = f_.value(in).input_index;
-      v.push_back(tensor(id, false, alias, f_.value(id).input_index));
+        if (out == stored) alias = f_.value(in).input_index;
+      int source = stored == id ? f_.value(id).input_index : -1;
+      v.push_back(tensor(id, false, alias, source, stored));
     }
     return b_.CreateVector(v);
   }

@@ -15,11 +15,12 @@ namespace fuserc::cuda {
 
 extern const char* const kPreambleText;  // generated from preamble.cuh (codegen/CMakeLists.txt)
 extern const char* const kPhiloxText;    // generated from core/base/philox_impl.h
+extern const char* const kErfinvText;    // generated from core/base/erfinv_impl.h
 
 const std::string& preamble() {
-  static const std::string text = std::string(kPreambleText) +
-                                  "\n// ---- Philox4x32-10 (core/base/philox_impl.h)\n" +
-                                  kPhiloxText + "\n";
+  static const std::string text =
+      std::string(kPreambleText) + "\n// ---- Philox4x32-10 (core/base/philox_impl.h)\n" +
+      kPhiloxText + "\n// ---- erfinv (core/base/erfinv_impl.h)\n" + kErfinvText + "\n";
   return text;
 }
 
@@ -178,13 +179,15 @@ class IndexPrinter {
 
 // ---------------------------------------------------------------- values
 
+// Infinities and NaN are bit patterns (CUDA has no literal for them); -inf is negated +inf so
+// that every hexadecimal constant fits its signed parameter type.
 std::string float_literal(double v, bool single) {
   if (std::isnan(v))
     return single ? "__int_as_float(0x7fffffff)" : "__longlong_as_double(0x7fffffffffffffffLL)";
   if (std::isinf(v)) {
-    if (single) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
-    return v > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
-                 : "__longlong_as_double(0xfff0000000000000LL)";
+    std::string inf =
+        single ? "__int_as_float(0x7f800000)" : "__longlong_as_double(0x7ff0000000000000LL)";
+    return v > 0 ? inf : "(-" + inf + ")";
   }
   char buf[64];
   std::to_chars_result r;
@@ -413,6 +416,7 @@ class StmtPrinter {
       }
       case K::For:
         if (s.unroll) out << pad << "#pragma unroll\n";
+        if (s.rolled) out << pad << "#pragma unroll 1\n";
         out << pad << "for (" << c_type(s.type) << " " << s.name << " = " << index_.print(s.begin)
             << "; " << s.name << " < " << index_.print(s.end, kAdd) << "; "
             << (s.step.is_const(1) ? "++" + s.name : s.name + " += " + index_.print(s.step))

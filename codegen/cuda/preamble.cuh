@@ -1,6 +1,7 @@
 // fuserc kernel preamble: the types and helpers every generated kernel uses. Each helper has
 // the scalar semantics of core/ir/scalar_math.h (PyTorch's): NaN-propagating maximum and
-// minimum, Python remainder, integer powers, round half to even, the GELU variants. Integer
+// minimum, Python remainder, integer powers, round half to even, the GELU variants, frac and
+// signbit. (fz_erfinv comes after the preamble, from core/base/erfinv_impl.h.) Integer
 // division by zero gives 0 here (the CPU reference reports it as an error).
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -97,6 +98,8 @@ __device__ __forceinline__ T fz_trunc(T x) {
 }
 __device__ __forceinline__ float fz_trunc(float x) { return truncf(x); }
 __device__ __forceinline__ double fz_trunc(double x) { return trunc(x); }
+__device__ __forceinline__ float fz_frac(float x) { return x - truncf(x); }
+__device__ __forceinline__ double fz_frac(double x) { return x - trunc(x); }
 
 template <typename T>
 __device__ __forceinline__ T fz_sign(T x) {
@@ -122,6 +125,13 @@ __device__ __forceinline__ bool fz_isfinite(T) {
 }
 __device__ __forceinline__ bool fz_isfinite(float x) { return isfinite(x); }
 __device__ __forceinline__ bool fz_isfinite(double x) { return isfinite(x); }
+template <typename T>
+__device__ __forceinline__ bool fz_signbit(T x) {
+  return x < T(0);
+}
+__device__ __forceinline__ bool fz_signbit(bool) { return false; }
+__device__ __forceinline__ bool fz_signbit(float x) { return signbit(x) != 0; }
+__device__ __forceinline__ bool fz_signbit(double x) { return signbit(x) != 0; }
 
 template <typename T>
 __device__ __forceinline__ bool fz_nonzero(T x) {

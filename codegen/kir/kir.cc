@@ -119,6 +119,14 @@ ValuePtr all_of(std::vector<ValuePtr> conditions) {
   return make(std::move(v));
 }
 
+ValuePtr select(ValuePtr cond, ValuePtr if_true, ValuePtr if_false, Type type) {
+  Value v;
+  v.kind = Value::Kind::Select;
+  v.type = type;
+  v.operands = {std::move(cond), std::move(if_true), std::move(if_false)};
+  return make(std::move(v));
+}
+
 Stmt let(Type type, const std::string& name, ValuePtr value) {
   Stmt s;
   s.kind = Stmt::Kind::Let;
@@ -213,6 +221,13 @@ Stmt for_loop(Type type, const std::string& var, const Expr& begin, const Expr& 
   s.step = step;
   s.body = std::move(body);
   s.unroll = unroll;
+  return s;
+}
+
+Stmt rolled_loop(Type type, const std::string& var, const Expr& begin, const Expr& end,
+                 Block body) {
+  Stmt s = for_loop(type, var, begin, end, std::move(body));
+  s.rolled = true;
   return s;
 }
 
@@ -356,7 +371,7 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
       case Stmt::Kind::For:
         out << pad << "for " << s.name << " in [" << s.begin.str() << ", " << s.end.str() << ")"
             << (s.step.is_const(1) ? "" : " step " + s.step.str()) << (s.unroll ? " unroll" : "")
-            << "\n";
+            << (s.rolled ? " rolled" : "") << "\n";
         block_text(s.body, depth + 1, out);
         break;
       case Stmt::Kind::Array:

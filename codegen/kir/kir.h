@@ -75,6 +75,7 @@ ValuePtr op(OpKind kind, DType computation, Type type, std::vector<ValuePtr> ope
 ValuePtr convert(const ValuePtr& v, DType from, DType to);
 ValuePtr call(const std::string& fn, Type type, std::vector<ValuePtr> operands);
 ValuePtr all_of(std::vector<ValuePtr> conditions);
+ValuePtr select(ValuePtr cond, ValuePtr if_true, ValuePtr if_false, Type type);
 ValuePtr element(const std::string& array, const Expr& index, Type type);
 
 struct Stmt;
@@ -109,7 +110,8 @@ struct Stmt {
   int width = 1;
   ValuePtr cond;
   Expr begin, end, step = Expr(1);
-  bool unroll = false;
+  bool unroll = false;  // For: fully unrolled
+  bool rolled = false;  // For: never unrolled (one copy of a large body)
   Block body, orelse;
   std::string text;
 };
@@ -128,6 +130,8 @@ Stmt lane_store(const std::string& vector, const Expr& lane, DType dtype, ValueP
 Stmt if_then(ValuePtr cond, Block body, Block orelse = {});
 Stmt for_loop(Type type, const std::string& var, const Expr& begin, const Expr& end, Block body,
               bool unroll = false, const Expr& step = Expr(1));
+// The same loop, kept rolled.
+Stmt rolled_loop(Type type, const std::string& var, const Expr& begin, const Expr& end, Block body);
 Stmt array(Type type, const std::string& name, int width);
 Stmt shared_array(Type type, const std::string& name, int width);
 Stmt element_store(const std::string& array, const Expr& index, ValuePtr value);

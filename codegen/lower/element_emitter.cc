@@ -58,9 +58,6 @@ void ElementEmitter::set_lane(const Expr& lane, kir::Block* hoist_to,
   lane_ = lane;
   hoist_to_ = hoist_to;
   vector_loads_ = std::move(vector_loads);
-  lane_dependent_.clear();
-  scopes_.clear();
-  scopes_.push_back({hoist_to, {}});
 }
 
 bool ElementEmitter::uses_lane(const Expr& e) const {
@@ -68,29 +65,6 @@ bool ElementEmitter::uses_lane(const Expr& e) const {
   for (const auto& s : free_symbols(e))
     if (s == lane_.name()) return true;
   return false;
-}
-
-bool ElementEmitter::depends_on_lane(int id) {
-  if (!hoist_to_) return false;
-  if (auto it = lane_dependent_.find(id); it != lane_dependent_.end()) return it->second;
-  const ENode& n = graph_.node(id);
-  bool dep = vector_loads_.count(id) > 0;
-  // A cached load is an array element indexed by the lane.
-  if (auto o = overrides_.find(id); o != overrides_.end() && n.kind == ENode::Kind::Load)
-    dep = true;
-  if (n.kind == ENode::Kind::Load) dep = dep || uses_lane(coords_(n.offset));
-  if (n.kind == ENode::Kind::Iota || n.kind == ENode::Kind::Rand)
-    dep = dep || uses_lane(coords_(n.index));
-  for (const auto& p : n.predicate) dep = dep || uses_lane(coords_(p));
-  for (int a : n.args) dep = dep || depends_on_lane(a);
-  lane_dependent_[id] = dep;
-  return dep;
-}
-
-kir::ValuePtr ElementEmitter::lookup(int id) const {
-  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
-    if (auto v = it->values.find(id); v != it->values.end()) return v->second;
-  return nullptr;
 }
 
 std::string ElementEmitter::local_name(int id) {
@@ -104,73 +78,187 @@ std::string ElementEmitter::local_name(int id) {
   return names_.fresh("t");
 }
 
-kir::ValuePtr ElementEmitter::emit(int id, kir::Block& block) {
-  FUSERC_CHECK(!scopes_.empty(), "element emission outside a scope");
-  if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
-  if (auto v = lookup(id)) return v;
-  const ENode& n = graph_.node(id);
-  // Literals and scalar parameters are used where they are needed, without a local.
-  if (n.kind == ENode::Kind::Literal) return kir::literal(n.literal, kir::compute_type_of(n.dtype));
-  if (n.kind == ENode::Kind::Scalar) return compute(id, block);
-  // Lane-invariant work goes before the lane loop, unless we are inside a condition (a load
-  // hoisted out of a branch could read out of bounds).
-  bool hoist = hoist_to_ && scopes_.size() <= 2 && !depends_on_lane(id);
-  kir::Block& target = hoist ? *hoist_to_ : block;
-  size_t scope = hoist ? 0 : scopes_.size() - 1;
-  if (n.kind == ENode::Kind::Cond) {
-    kir::ValuePtr v = emit_cond(id, target);
-    scopes_[scope].values[id] = v;
-    return v;
-  }
-  kir::ValuePtr value = compute(id, target);
-  std::string name = local_name(id);
-  kir::Type type = kir::compute_type_of(n.dtype);
-  target.push_back(kir::let(type, name, value));
-  kir::ValuePtr r = kir::ref(name, type);
-  scopes_[scope].values[id] = r;
-  return r;
-}
+namespace {
 
-kir::ValuePtr ElementEmitter::emit_cond(int id, kir::Block& block) {
-  const ENode& n = graph_.node(id);
-  kir::Type type = kir::compute_type_of(n.dtype);
-  std::string name = local_name(id);
-  block.push_back(kir::declare(type, name));
-  std::vector<kir::ValuePtr> conds;
-  for (const auto& p : n.predicate) conds.push_back(kir::index_value(coords_(p), kir::Type::Bool));
-  kir::Block then_block, else_block;
-  for (int branch = 0; branch < 2; ++branch) {
-    kir::Block& b = branch == 0 ? then_block : else_block;
-    scopes_.push_back({&b, {}});
-    kir::ValuePtr v = emit(n.args[branch], b);
-    b.push_back(kir::assign(name, v));
-    scopes_.pop_back();
+// Branch scopes of the element code: the body (scope 0) and the two branches of each
+// condition emitted as if/else, nested.
+struct Scopes {
+  std::vector<int> parent = {-1}, depth = {0};
+  int add(int p) {
+    parent.push_back(p);
+    depth.push_back(depth[p] + 1);
+    return static_cast<int>(parent.size() - 1);
   }
-  block.push_back(
-      kir::if_then(kir::all_of(std::move(conds)), std::move(then_block), std::move(else_block)));
-  return kir::ref(name, type);
-}
+  int common(int a, int b) const {  // lowest common ancestor (depth is bounded)
+    while (depth[a] > depth[b]) a = parent[a];
+    while (depth[b] > depth[a]) b = parent[b];
+    while (a != b) a = parent[a], b = parent[b];
+    return a;
+  }
+};
 
-kir::ValuePtr ElementEmitter::compute(int id, kir::Block& block) {
-  const ENode& n = graph_.node(id);
-  kir::Type type = kir::compute_type_of(n.dtype);
-  auto operands = [&]() {
-    std::vector<kir::ValuePtr> ops;
-    for (int a : n.args) ops.push_back(emit(a, block));
-    return ops;
+}  // namespace
+
+std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, kir::Block& block) {
+  using K = ENode::Kind;
+  const std::vector<ENode>& nodes = graph_.nodes();
+  const size_t count = nodes.size();
+  // Literals, scalar parameters and overridden nodes are used where needed, without a local.
+  auto is_inline = [&](int id) {
+    K k = nodes[id].kind;
+    return k == K::Literal || k == K::Scalar || overrides_.count(id) > 0;
   };
+
+  // 1. The nodes the roots need.
+  std::vector<char> needed(count, 0);
+  std::vector<int> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = 1;
+    if (overrides_.count(id)) continue;
+    for (int a : nodes[id].args)
+      if (!needed[a]) stack.push_back(a);
+  }
+
+  // 2. Which depend on the lane (ids are topological: operands first).
+  std::vector<char> on_lane(count, 0);
+  if (hoist_to_) {
+    for (size_t id = 0; id < count; ++id) {
+      if (!needed[id]) continue;
+      const ENode& n = nodes[id];
+      bool dep = vector_loads_.count(static_cast<int>(id)) > 0;
+      if (overrides_.count(static_cast<int>(id))) {
+        on_lane[id] = n.kind == K::Load;  // a cached load: an array element indexed by the lane
+        continue;
+      }
+      if (n.kind == K::Load) {
+        dep = dep || uses_lane(coords_(n.offset));
+        for (const auto& c : n.in_bounds) dep = dep || uses_lane(coords_(c));
+      }
+      if (n.kind == K::Iota || n.kind == K::Rand) dep = dep || uses_lane(coords_(n.index));
+      for (const auto& p : n.predicate) dep = dep || uses_lane(coords_(p));
+      for (int a : n.args) dep = dep || on_lane[a];
+      on_lane[id] = dep;
+    }
+  }
+
+  // 3. Placement, users before operands: each node goes to the innermost scope containing all
+  // its uses. It is `certain` when some use there needs it unconditionally (else a load
+  // placed there could be out of bounds for the elements that do not use it).
+  Scopes scopes;
+  std::vector<int> scope_of(count, -1);
+  std::vector<char> certain(count, 0);
+  std::map<int, std::pair<int, int>> branches;  // if/else condition -> (then, else) scopes
+  auto use = [&](int id, int s, bool c) {
+    if (is_inline(id)) return;
+    if (scope_of[id] < 0) {
+      scope_of[id] = s;
+      certain[id] = c;
+      return;
+    }
+    int l = scopes.common(scope_of[id], s);
+    certain[id] = (l == scope_of[id] && certain[id]) || (c && s == l);
+    scope_of[id] = l;
+  };
+  for (int r : roots) use(r, 0, true);
+  for (size_t i = count; i-- > 0;) {
+    int id = static_cast<int>(i);
+    if (!needed[id] || is_inline(id)) continue;
+    const ENode& n = nodes[id];
+    int s = scope_of[id];
+    bool c = certain[id];
+    if (n.kind == K::Cond && scopes.depth[s] < kMaxBranchDepth) {
+      int t = scopes.add(s), e = scopes.add(s);
+      branches[id] = {t, e};
+      use(n.args[0], t, c);
+      use(n.args[1], e, c);
+    } else if (n.kind == K::Cond) {
+      for (int a : n.args) use(a, s, false);  // a select: both operands are computed
+    } else {
+      for (int a : n.args) use(a, s, c);
+    }
+  }
+
+  // 4. Emission in id order, into the block of each node's scope.
+  std::vector<kir::Block> blocks(scopes.parent.size());
+  std::vector<kir::ValuePtr> value(count);
+  auto value_of = [&](int id) -> kir::ValuePtr {
+    if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
+    const ENode& n = nodes[id];
+    if (n.kind == K::Literal) return kir::literal(n.literal, kir::compute_type_of(n.dtype));
+    if (n.kind == K::Scalar) return kir::ref(param_of_(n.value), kir::compute_type_of(n.dtype));
+    FUSERC_CHECK(value[id] != nullptr, "element node used before it is emitted");
+    return value[id];
+  };
+  auto conditions = [&](const std::vector<Expr>& preds) {
+    std::vector<kir::ValuePtr> conds;
+    for (const auto& p : preds) conds.push_back(kir::index_value(coords_(p), kir::Type::Bool));
+    return kir::all_of(std::move(conds));
+  };
+  for (size_t i = 0; i < count; ++i) {
+    int id = static_cast<int>(i);
+    if (!needed[id] || is_inline(id)) continue;
+    const ENode& n = nodes[id];
+    int s = scope_of[id];
+    kir::Block& target = s > 0 ? blocks[s] : (hoist_to_ && !on_lane[id] ? *hoist_to_ : block);
+    kir::Type type = kir::compute_type_of(n.dtype);
+    std::string name = local_name(id);
+    if (auto b = branches.find(id); b != branches.end()) {
+      target.push_back(kir::declare(type, name));
+      kir::Block then_block = std::move(blocks[b->second.first]);
+      kir::Block else_block = std::move(blocks[b->second.second]);
+      then_block.push_back(kir::assign(name, value_of(n.args[0])));
+      else_block.push_back(kir::assign(name, value_of(n.args[1])));
+      target.push_back(
+          kir::if_then(conditions(n.predicate), std::move(then_block), std::move(else_block)));
+      value[id] = kir::ref(name, type);
+      continue;
+    }
+    kir::ValuePtr v;
+    if (n.kind == K::Cond) {
+      v = kir::select(conditions(n.predicate), value_of(n.args[0]), value_of(n.args[1]), type);
+    } else {
+      std::vector<kir::ValuePtr> args;
+      for (int a : n.args) args.push_back(value_of(a));
+      v = compute(id, args);
+    }
+    if (n.kind == K::Load && !certain[id] && !vector_loads_.count(id)) {
+      // Possibly not needed here: read only inside the tensor.
+      std::vector<kir::ValuePtr> inside;
+      bool never = false;
+      for (const auto& c : n.in_bounds) {
+        Expr e = coords_(c);
+        if (e.is_const(0)) never = true;
+        if (!e.is_const()) inside.push_back(kir::index_value(e, kir::Type::Bool));
+      }
+      kir::ValuePtr zero = kir::literal(Literal::of_int(0), type);
+      if (never)
+        v = zero;
+      else if (!inside.empty())
+        v = kir::select(kir::all_of(std::move(inside)), v, zero, type);
+    }
+    target.push_back(kir::let(type, name, v));
+    value[id] = kir::ref(name, type);
+  }
+
+  std::vector<kir::ValuePtr> out;
+  for (int r : roots) out.push_back(value_of(r));
+  return out;
+}
+
+kir::ValuePtr ElementEmitter::compute(int id, const std::vector<kir::ValuePtr>& ops) {
+  const ENode& n = graph_.node(id);
+  kir::Type type = kir::compute_type_of(n.dtype);
   switch (n.kind) {
     case ENode::Kind::Load: {
       if (auto it = vector_loads_.find(id); it != vector_loads_.end())
         return kir::lane(it->second, lane_, n.dtype, type);
       return kir::load(param_of_(n.value), coords_(n.offset), n.dtype, type);
     }
-    case ENode::Kind::Scalar: return kir::ref(param_of_(n.value), type);
-    case ENode::Kind::Op: return kir::op(n.op, n.computation, type, operands());
-    case ENode::Kind::Convert: {
-      auto ops = operands();
-      return kir::convert(ops[0], graph_.node(n.args[0]).dtype, n.dtype);
-    }
+    case ENode::Kind::Op: return kir::op(n.op, n.computation, type, ops);
+    case ENode::Kind::Convert: return kir::convert(ops[0], graph_.node(n.args[0]).dtype, n.dtype);
     case ENode::Kind::Iota: {
       kir::ValuePtr i = kir::index_value(coords_(n.index), index_type_);
       bool exact = !is_float(n.dtype) && n.start.kind != Literal::Kind::Float &&
@@ -187,13 +275,14 @@ kir::ValuePtr ElementEmitter::compute(int id, kir::Block& block) {
       return kir::convert(v, DType::F64, n.dtype);
     }
     case ENode::Kind::Rand: {
-      auto ops = operands();
+      std::vector<kir::ValuePtr> args = ops;
       bool f64 = n.dtype == DType::F64;
       std::string fn = std::string(n.op == OpKind::Rand ? "fuserc_rand_" : "fuserc_randn_") +
                        (f64 ? "f64" : "f32");
-      ops.push_back(kir::index_value(coords_(n.index), index_type_));
-      return kir::call(fn, f64 ? kir::Type::Double : kir::Type::Float, std::move(ops));
+      args.push_back(kir::index_value(coords_(n.index), index_type_));
+      return kir::call(fn, f64 ? kir::Type::Double : kir::Type::Float, std::move(args));
     }
+    case ENode::Kind::Scalar:
     case ENode::Kind::Literal:
     case ENode::Kind::Cond:
     case ENode::Kind::Reduced: break;

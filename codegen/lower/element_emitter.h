@@ -1,8 +1,8 @@
 // Owns turning element-graph nodes into kernel-IR statements: each needed node becomes one
-// named local (literals stay inline), conditions (pad, cat) become if/else so that loads in a
-// branch not taken never run, and on the vector path everything that does not depend on the
-// lane is computed once before the lane loop, and contiguous loads become lanes of one vector
-// load.
+// named local (literals stay inline), computed once, in the innermost branch of the conditions
+// (pad, cat: if/else, so that loads in a branch not taken never run) that holds all its uses;
+// on the vector path everything that does not depend on the lane is computed once before the
+// lane loop, and contiguous loads become lanes of one vector load.
 #pragma once
 
 #include <functional>
@@ -42,21 +42,18 @@ class ElementEmitter {
   // vector local) read lanes of that local.
   void set_lane(const Expr& lane, kir::Block* hoist_to, std::map<int, std::string> vector_loads);
 
-  // Nodes emitted while a scope is open are visible until it is closed. The element code of
-  // one path opens a scope for its block (on the vector path, for the lane loop's body).
-  void begin_scope(kir::Block& block) { scopes_.push_back({&block, {}}); }
-  void end_scope() { scopes_.pop_back(); }
-
   // Values to use for nodes instead of computing them (reduction results, cached loads).
   void set_override(int node, kir::ValuePtr value) { overrides_[node] = std::move(value); }
 
-  // Emits `node` (and what it needs) into `block` (the block of the innermost scope, or a
-  // branch being built); returns the value to use.
-  kir::ValuePtr emit(int node, kir::Block& block);
+  // Emits the nodes `roots` need into `block` (lane-invariant ones into the hoisting block,
+  // when there is one) and returns the roots' values. Each node is computed once, in the
+  // innermost branch that contains all its uses; nested conditions deeper than
+  // kMaxBranchDepth become selects. A load that runs where its value may not be needed reads
+  // only when its coordinates are inside the tensor (else 0). No recursion: code size and
+  // emission time are linear in the number of nodes.
+  std::vector<kir::ValuePtr> emit(const std::vector<int>& roots, kir::Block& block);
 
-  // The offset of a load node on this path.
-  Expr offset_of(int node) const { return coords_(graph_.node(node).offset); }
-  bool depends_on_lane(int node);
+  static constexpr int kMaxBranchDepth = 8;
 
  private:
   const Fusion& f_;
@@ -69,21 +66,11 @@ class ElementEmitter {
   Expr lane_;
   kir::Block* hoist_to_ = nullptr;
   std::map<int, std::string> vector_loads_;
-  std::map<int, bool> lane_dependent_;
   std::map<int, kir::ValuePtr> overrides_;
 
-  // Emitted nodes per open scope; scope 0 is the hoisting target when there is one.
-  struct Scope {
-    kir::Block* block;
-    std::map<int, kir::ValuePtr> values;
-  };
-  std::vector<Scope> scopes_;
-
-  kir::ValuePtr lookup(int node) const;
-  kir::ValuePtr compute(int node, kir::Block& block);
-  kir::ValuePtr emit_cond(int node, kir::Block& block);
-  std::string local_name(int node);
   bool uses_lane(const Expr& e) const;
+  std::string local_name(int node);
+  kir::ValuePtr compute(int node, const std::vector<kir::ValuePtr>& args);
 };
 
 }  // namespace fuserc::lower

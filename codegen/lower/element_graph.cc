@@ -5,43 +5,10 @@
 
 namespace fuserc::lower {
 
-Expr linearize(const std::vector<Expr>& coords, const std::vector<Expr>& shape) {
-  FUSERC_CHECK(coords.size() == shape.size(), "linearize: rank mismatch");
-  Expr r(0);
-  for (size_t d = 0; d < shape.size(); ++d) r = r * shape[d] + coords[d];
-  return r;
-}
-
-std::vector<Expr> delinearize(const Expr& linear, const std::vector<Expr>& shape) {
-  std::vector<Expr> coords(shape.size());
-  Expr rest = linear;
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    if (d == 0) {
-      coords[d] = rest;
-    } else {
-      coords[d] = mod(rest, shape[d]);
-      rest = floordiv(rest, shape[d]);
-    }
-  }
-  return coords;
-}
-
-std::vector<Expr> broadcast_coords(const std::vector<Expr>& coords,
-                                   const std::vector<Expr>& shape) {
-  std::vector<Expr> out;
-  size_t offset = coords.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d)
-    out.push_back(shape[d].is_const(1) ? Expr(0) : coords[offset + d]);
-  return out;
-}
-
-bool ElementGraph::KeyLess::operator()(const std::pair<ValueId, std::vector<Expr>>& a,
-                                       const std::pair<ValueId, std::vector<Expr>>& b) const {
-  if (a.first != b.first) return a.first < b.first;
-  if (a.second.size() != b.second.size()) return a.second.size() < b.second.size();
-  for (size_t i = 0; i < a.second.size(); ++i)
-    if (int c = compare(a.second[i], b.second[i]); c != 0) return c < 0;
-  return false;
+size_t ElementGraph::KeyHash::operator()(const std::pair<ValueId, std::vector<Expr>>& k) const {
+  size_t h = std::hash<ValueId>()(k.first);
+  for (const auto& e : k.second) h = h * 1000003u ^ e.hash();
+  return h;
 }
 
 ElementGraph::ElementGraph(const Fusion& f, const std::vector<ValueId>& memory_values)
@@ -52,6 +19,11 @@ ElementGraph::ElementGraph(const Fusion& f, const std::vector<ValueId>& memory_v
 int ElementGraph::add(ENode n) {
   nodes_.push_back(std::move(n));
   return static_cast<int>(nodes_.size() - 1);
+}
+
+int ElementGraph::find(const Key& key) const {
+  auto it = memo_.find(key);
+  return it == memo_.end() ? -1 : it->second;
 }
 
 int ElementGraph::literal(const fuserc::Literal& l, DType dtype) {
@@ -86,14 +58,6 @@ Expr ElementGraph::memory_offset(ValueId v, const std::vector<Expr>& coords) con
   Expr off(0);
   for (size_t d = 0; d < coords.size(); ++d) off = off + coords[d] * val.strides[d];
   return off;
-}
-
-int ElementGraph::value_at(ValueId v, const std::vector<Expr>& coords) {
-  auto key = std::make_pair(v, coords);
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  int id = compute(v, coords);
-  memo_.emplace(std::move(key), id);
-  return id;
 }
 
 DType canonical_dtype(DType d) {
@@ -131,7 +95,55 @@ void ElementGraph::set_reduced(ValueId v, int reduction, int output, std::vector
   reduced_[v] = ReducedValue{reduction, output, std::move(row_coords)};
 }
 
-int ElementGraph::compute(ValueId v, const std::vector<Expr>& coords) {
+int ElementGraph::value_at(ValueId v, const std::vector<Expr>& coords) {
+  // Depth-first with an explicit stack: a frame is expanded once (its operands' coordinates
+  // computed and pushed) and built when every operand has its node.
+  struct Frame {
+    Key key;
+    std::vector<std::vector<Expr>> arg_coords;
+    bool expanded = false;
+  };
+  std::vector<Frame> stack;
+  stack.push_back({Key(v, coords), {}, false});
+  while (!stack.empty()) {
+    size_t top = stack.size() - 1;
+    if (find(stack[top].key) >= 0) {
+      stack.pop_back();
+      continue;
+    }
+    const ValueId fv = stack[top].key.first;
+    if (!stack[top].expanded) {
+      int id = leaf(fv, stack[top].key.second);
+      if (id >= 0) {
+        memo_.emplace(std::move(stack[top].key), id);
+        stack.pop_back();
+        continue;
+      }
+      const Op& op = f_.ops[f_.value(fv).def_op];
+      stack[top].arg_coords = operand_coords(f_, op, stack[top].key.second);
+      stack[top].expanded = true;
+      // Operands are built first to last (cat: last to first, as its conditions nest).
+      for (size_t j = 0; j < op.args.size(); ++j) {
+        size_t i = op.kind == OpKind::Cat ? j : op.args.size() - 1 - j;
+        if (op.args[i].is_literal()) continue;
+        Key k(op.args[i].value, stack[top].arg_coords[i]);
+        if (find(k) < 0) stack.push_back({std::move(k), {}, false});
+      }
+      continue;
+    }
+    const Op& op = f_.ops[f_.value(fv).def_op];
+    std::vector<int> arg_nodes(op.args.size(), -1);
+    for (size_t i = 0; i < op.args.size(); ++i)
+      if (!op.args[i].is_literal())
+        arg_nodes[i] = find(Key(op.args[i].value, stack[top].arg_coords[i]));
+    int id = build(fv, stack[top].key.second, arg_nodes);
+    memo_.emplace(std::move(stack[top].key), id);
+    stack.pop_back();
+  }
+  return find(Key(v, coords));
+}
+
+int ElementGraph::leaf(ValueId v, const std::vector<Expr>& coords) {
   const Value& val = f_.value(v);
   FUSERC_CHECK(coords.size() == val.shape.size(),
                "value_at " + val.name + ": coordinates do not match the rank");
@@ -155,27 +167,36 @@ int ElementGraph::compute(ValueId v, const std::vector<Expr>& coords) {
     } else {
       n.kind = ENode::Kind::Load;
       n.offset = memory_offset(v, coords);
+      for (size_t d = 0; d < coords.size(); ++d) {
+        for (const Expr& c : {le(Expr(0), coords[d]), lt(coords[d], val.shape[d])})
+          if (!c.is_const(1)) n.in_bounds.push_back(c);
+      }
     }
     return add(std::move(n));
   }
   FUSERC_CHECK(val.def_op >= 0, "value " + val.name + " is neither computed nor in memory");
   const Op& op = f_.ops[val.def_op];
-  int id;
-  if (op.info().is_elementwise()) {
-    id = elementwise(op, val, coords);
-  } else {
-    id = view(op, val, coords);
-  }
+  FUSERC_CHECK(has_element_access(op),
+               std::string("op ") + op_name(op.kind) + " is not computed element by element");
+  if (op.kind == OpKind::Full || op.kind == OpKind::Iota) return build(v, coords, {});
+  return -1;
+}
+
+int ElementGraph::build(ValueId v, const std::vector<Expr>& coords,
+                        const std::vector<int>& arg_nodes) {
+  const Value& val = f_.value(v);
+  const Op& op = f_.ops[val.def_op];
+  int id = op.info().is_elementwise() ? elementwise(op, val, arg_nodes)
+                                      : view(op, val, coords, arg_nodes);
   if (nodes_[id].value == kNoValue) nodes_[id].value = v;
   return id;
 }
 
-int ElementGraph::elementwise(const Op& op, const Value& out, const std::vector<Expr>& coords) {
+int ElementGraph::elementwise(const Op& op, const Value& out, const std::vector<int>& arg_nodes) {
   const OpInfo& info = op.info();
   if (info.dtype_rule == DtypeRule::Cast) {
     const Operand& a = op.args[0];
-    int x = a.is_literal() ? operand_literal(a.literal, a.literal.dtype())
-                           : value_at(a.value, broadcast_coords(coords, f_.value(a.value).shape));
+    int x = a.is_literal() ? operand_literal(a.literal, a.literal.dtype()) : arg_nodes[0];
     if (nodes_[x].dtype == out.dtype) return x;
     ENode n;
     n.kind = ENode::Kind::Convert;
@@ -197,89 +218,58 @@ int ElementGraph::elementwise(const Op& op, const Value& out, const std::vector<
     if (a.is_literal()) {
       n.args.push_back(operand_literal(a.literal, want));
     } else {
-      int x = value_at(a.value, broadcast_coords(coords, f_.value(a.value).shape));
-      n.args.push_back(promote(x, want));
+      n.args.push_back(promote(arg_nodes[i], want));
     }
   }
   return add(std::move(n));
 }
 
-int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& coords) {
+int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& coords,
+                       const std::vector<int>& arg_nodes) {
   const OpAttrs& a = op.attrs;
   auto arg = [&](size_t i) -> const Value& { return f_.value(op.args[i].value); };
   switch (op.kind) {
-    case OpKind::SegmentSet: return value_at(op.args[0].value, coords);
-    case OpKind::BroadcastInDim: {
-      const Value& x = arg(0);
-      std::vector<Expr> c;
-      for (size_t i = 0; i < x.shape.size(); ++i)
-        c.push_back(x.shape[i].is_const(1) ? Expr(0) : coords[a.broadcast_dims[i]]);
-      return value_at(op.args[0].value, c);
-    }
-    case OpKind::Expand: return value_at(op.args[0].value, broadcast_coords(coords, arg(0).shape));
-    case OpKind::Permute: {
-      std::vector<Expr> c(coords.size());
-      for (size_t j = 0; j < coords.size(); ++j) c[a.dims[j]] = coords[j];
-      return value_at(op.args[0].value, c);
-    }
+    case OpKind::SegmentSet:
+    case OpKind::BroadcastInDim:
+    case OpKind::Expand:
+    case OpKind::Permute:
     case OpKind::Reshape:
-      return value_at(op.args[0].value, delinearize(linearize(coords, out.shape), arg(0).shape));
-    case OpKind::Squeeze: {
-      std::vector<Expr> c;
-      size_t j = 0;
-      for (int d = 0; d < arg(0).rank(); ++d) {
-        bool squeezed = false;
-        for (int64_t s : a.dims) squeezed = squeezed || s == d;
-        c.push_back(squeezed ? Expr(0) : coords[j++]);
-      }
-      return value_at(op.args[0].value, c);
-    }
-    case OpKind::Unsqueeze: {
-      std::vector<Expr> c = coords;
-      c.erase(c.begin() + a.dim);
-      return value_at(op.args[0].value, c);
-    }
-    case OpKind::Slice: {
-      std::vector<Expr> c;
-      for (size_t d = 0; d < coords.size(); ++d) c.push_back(a.starts[d] + coords[d] * a.steps[d]);
-      return value_at(op.args[0].value, c);
-    }
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+    case OpKind::Slice: return arg_nodes[0];
     case OpKind::Pad: {
       const Value& x = arg(0);
-      std::vector<Expr> c, pred;
+      std::vector<Expr> pred;
       for (size_t d = 0; d < coords.size(); ++d) {
         Expr in = coords[d] - Expr(a.pads[d].first);
-        c.push_back(in);
         Expr lo = le(Expr(0), in), hi = lt(in, x.shape[d]);
         if (!lo.is_const(1)) pred.push_back(lo);
         if (!hi.is_const(1)) pred.push_back(hi);
       }
-      if (pred.empty()) return value_at(op.args[0].value, c);
+      if (pred.empty()) return arg_nodes[0];
       ENode n;
       n.kind = ENode::Kind::Cond;
       n.dtype = out.dtype;
       n.predicate = pred;
-      n.args = {value_at(op.args[0].value, c), literal(a.value, out.dtype)};
+      n.args = {arg_nodes[0], literal(a.value, out.dtype)};
       return add(std::move(n));
     }
     case OpKind::Cat: {
       // Nested conditions from the last operand backwards.
-      std::vector<Expr> begins;
+      std::vector<Expr> ends;
       Expr pos(0);
       for (size_t i = 0; i < op.args.size(); ++i) {
-        begins.push_back(pos);
         pos = pos + arg(i).shape[a.dim];
+        ends.push_back(pos);
       }
       int result = -1;
       for (int i = static_cast<int>(op.args.size()) - 1; i >= 0; --i) {
-        std::vector<Expr> c = coords;
-        c[a.dim] = coords[a.dim] - begins[i];
-        int x = promote(value_at(op.args[i].value, c), out.dtype);
+        int x = promote(arg_nodes[i], out.dtype);
         if (result < 0) {
           result = x;
           continue;
         }
-        Expr cond = lt(coords[a.dim], begins[i] + arg(i).shape[a.dim]);
+        Expr cond = lt(coords[a.dim], ends[i]);
         if (cond.is_const(1)) {
           result = x;
           continue;
@@ -310,7 +300,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
       n.op = op.kind;
       n.dtype = out.dtype;
       n.index = linearize(coords, out.shape);
-      n.args = {value_at(op.args[0].value, {}), value_at(op.args[1].value, {})};
+      n.args = {arg_nodes[0], arg_nodes[1]};
       return add(std::move(n));
     }
     default: break;

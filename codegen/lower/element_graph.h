@@ -1,16 +1,20 @@
-// Owns index propagation: the value of any fusion value at given coordinates, expressed as a
-// small graph of element computations whose leaves are loads from global memory at an offset
-// (an Expr over the coordinates), scalar parameters, literals, iota and random draws. View ops
-// (broadcast, expand, permute, reshape, squeeze, unsqueeze, slice) become index arithmetic;
-// pad and cat become conditions on the coordinates. No buffer is ever needed for a view.
+// Owns the element graph: the value of any fusion value at given coordinates, expressed as a
+// graph of element computations whose leaves are loads from global memory at an offset (an
+// Expr over the coordinates), scalar parameters, literals, iota and random draws. Index
+// propagation (core/ir/element_access.h) turns view ops into index arithmetic; pad and cat
+// become conditions on the coordinates. No buffer is ever needed for a view. A value read at
+// the same coordinates twice is one node; the graph is built without recursion, so its depth
+// is bounded by memory alone. Node ids are topological: operands before their users.
 #pragma once
 
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "core/ir/element_access.h"
 #include "core/ir/fusion.h"
 
 namespace fuserc::lower {
@@ -31,6 +35,7 @@ struct ENode {
   DType dtype = DType::F32;        // the dtype of the result
   ValueId value = kNoValue;        // Load/Scalar: the input; otherwise the fusion value it computes
   Expr offset;                     // Load
+  std::vector<Expr> in_bounds;     // Load: conditions (not always true) that its coords are inside
   fuserc::Literal literal;         // Literal
   OpKind op = OpKind::Add;         // Op, Rand
   DType computation = DType::F32;  // Op: the dtype its operands are combined in
@@ -72,30 +77,28 @@ class ElementGraph {
   };
   std::map<ValueId, ReducedValue> reduced_;
   std::vector<ENode> nodes_;
-  struct KeyLess {
-    bool operator()(const std::pair<ValueId, std::vector<Expr>>& a,
-                    const std::pair<ValueId, std::vector<Expr>>& b) const;
+  struct KeyHash {
+    size_t operator()(const std::pair<ValueId, std::vector<Expr>>& k) const;
   };
-  std::map<std::pair<ValueId, std::vector<Expr>>, int, KeyLess> memo_;
+  std::unordered_map<std::pair<ValueId, std::vector<Expr>>, int, KeyHash> memo_;
 
+  using Key = std::pair<ValueId, std::vector<Expr>>;
   int add(ENode n);
-  int compute(ValueId v, const std::vector<Expr>& coords);
+  int find(const Key& key) const;  // the memoized node, or -1
+  // A node computed from nothing else in the graph (memory, reduction results, creation), or
+  // -1 when `v` has operands to compute first.
+  int leaf(ValueId v, const std::vector<Expr>& coords);
+  // `v` (defined by an op with operands) at `coords`, given its operands' nodes (-1: literal).
+  int build(ValueId v, const std::vector<Expr>& coords, const std::vector<int>& arg_nodes);
   int promote(int node, DType computation);            // operand in the computation's compute type
   int literal(const fuserc::Literal& l, DType dtype);  // an element of `dtype`
   int operand_literal(const fuserc::Literal& l, DType computation);  // in the compute type
-  int elementwise(const Op& op, const Value& out, const std::vector<Expr>& coords);
-  int view(const Op& op, const Value& out, const std::vector<Expr>& coords);
+  int elementwise(const Op& op, const Value& out, const std::vector<int>& arg_nodes);
+  int view(const Op& op, const Value& out, const std::vector<Expr>& coords,
+           const std::vector<int>& arg_nodes);
 };
 
 // The dtype whose kernel type a dtype is computed in (f16/bf16 -> f32; others unchanged).
 DType canonical_dtype(DType d);
-
-// Row-major linear index of `coords` in `shape`, and back (successive division).
-Expr linearize(const std::vector<Expr>& coords, const std::vector<Expr>& shape);
-std::vector<Expr> delinearize(const Expr& linear, const std::vector<Expr>& shape);
-
-// Coordinates of a broadcast operand of `shape` inside a result of rank coords.size():
-// aligned on the right, literal-1 extents read coordinate 0.
-std::vector<Expr> broadcast_coords(const std::vector<Expr>& coords, const std::vector<Expr>& shape);
 
 }  // namespace fuserc::lower

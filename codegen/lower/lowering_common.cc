@@ -1,8 +1,11 @@
 #include "codegen/lower/lowering_common.h"
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/lower/element_emitter.h"
+#include "core/base/diagnostics.h"
+#include "core/ir/element_access.h"
 
 namespace fuserc::lower {
 
@@ -19,6 +22,19 @@ Expr addressable_extent(const Value& v) {
   Expr last(0);
   for (size_t d = 0; d < v.shape.size(); ++d) last = last + (v.shape[d] - 1) * v.strides[d];
   return last + 1;
+}
+
+Expr output_offset(const Fusion& f, ValueId o, const std::vector<Expr>& coords,
+                   const Expr& linear) {
+  for (const auto& [out, in] : f.aliases) {
+    if (out != o || f.value(in).strides.empty()) continue;
+    const std::vector<Expr>& strides = f.value(in).strides;
+    FUSERC_CHECK(strides.size() == coords.size(), "output_offset: rank mismatch");
+    Expr off(0);
+    for (size_t d = 0; d < coords.size(); ++d) off = off + coords[d] * strides[d];
+    return off;
+  }
+  return linear;
 }
 
 std::string op_listing(const Fusion& f, const Segment& s) {
@@ -93,6 +109,15 @@ void add_tensor_params(const Fusion& f, const Segment& s,
   for (ValueId v : s.inputs)
     if (f.value(v).scalar_input) add(v, false);
   for (ValueId v : s.outputs) add(v, true);
+  for (const auto& [out, in] : f.aliases) {
+    if (std::find(s.outputs.begin(), s.outputs.end(), out) == s.outputs.end()) continue;
+    Expr distinct = elements_distinct(f, f.value(in));
+    if (!distinct.is_const(1))
+      ks.guards.push_back({KernelGuard::Kind::Other, distinct,
+                           "input '" + f.value(in).name +
+                               "' is written in place through strides under which two of its "
+                               "elements share memory"});
+  }
 }
 
 void add_scratch_param(const std::string& name, kir::Type element, const Expr& bytes,

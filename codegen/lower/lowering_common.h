@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "codegen/kernel_summary.h"
 #include "codegen/kir/kir.h"
@@ -23,6 +24,11 @@ Expr subst(const Expr& e, const std::map<std::string, Expr>& m);
 // offset plus one.
 Expr addressable_extent(const Value& v);
 
+// The element offset at which output `o` is written for its coordinates `coords`: through the
+// strides of the input it is written into in place when that input declares strides, else
+// `linear` (its row-major index, which the caller knows).
+Expr output_offset(const Fusion& f, ValueId o, const std::vector<Expr>& coords, const Expr& linear);
+
 // "y = add(a, b); z = exp(y)".
 std::string op_listing(const Fusion& f, const Segment& s);
 
@@ -37,7 +43,8 @@ std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segmen
                                                    NameTable& names);
 
 // Appends the tensor and scalar parameters of the segment, in the order the runtime binds them;
-// an output written in place and its input are not __restrict__.
+// an output written in place and its input are not __restrict__. An output written in place
+// through strides that may make elements share memory gets a guard saying so.
 void add_tensor_params(const Fusion& f, const Segment& s,
                        const std::map<ValueId, std::string>& param_name, kir::Kernel& k,
                        KernelSummary& ks);

@@ -59,9 +59,16 @@ struct IndexNames {
   std::string base, i, lane, row, col, x;
 };
 
+// Past this many element-graph nodes a kernel is emitted compactly: no vector path and the
+// loop over a thread's elements kept rolled, so the element computation appears once in the
+// kernel (NVRTC's time and the code size grow with the copies: 4 unrolled vector lanes plus
+// the scalar path cost about 4.5x one copy).
+constexpr size_t kCompactNodes = 64;
+
 struct Plan {
-  bool row = false;    // row layout (else flat)
-  bool two_d = false;  // 2-D grid (row layout only)
+  bool row = false;      // row layout (else flat)
+  bool two_d = false;    // 2-D grid (row layout only)
+  bool compact = false;  // one copy of the element computation (see kCompactNodes)
   int vector = 1;
 };
 
@@ -170,6 +177,7 @@ class PointwiseLowering {
       while (p.vector > 1 && numel_.value() < p.vector) p.vector /= 2;
     }
     p.two_d = p.row && hints_.value_of(last_extent()) >= int64_t{params_.block} * p.vector;
+    p.compact = graph_.nodes().size() > kCompactNodes;
     return p;
   }
 
@@ -225,29 +233,57 @@ class PointwiseLowering {
         "computes: " + ks.comment,
         "domain " + shape_to_string(domain_) + ", " +
             (plan_.row ? (plan_.two_d ? "2-D grid over rows" : "vectors within rows") : "flat") +
-            ", vector " + std::to_string(plan_.vector) + ", block " +
-            std::to_string(params_.block) + ", " + (index64 ? "64" : "32") + "-bit indexing"};
+            ", vector " + std::to_string(plan_.vector) + (plan_.compact ? " (compact)" : "") +
+            ", block " + std::to_string(params_.block) + ", " + (index64 ? "64" : "32") +
+            "-bit indexing"};
     return lk;
   }
 
-  // Stores of every output at the path's coordinates (scalar path).
+  // The scalar path's loop over the thread's elements.
+  kir::Stmt lane_loop(kir::Block body) const {
+    Expr width(plan_.vector);
+    if (plan_.compact) return kir::rolled_loop(kir::Type::Int32, ix_.lane, Expr(0), width, body);
+    return kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), width, std::move(body));
+  }
+
+  // The output nodes (the emitter's roots).
+  std::vector<int> output_nodes() const {
+    std::vector<int> roots;
+    for (const auto& [o, node] : outputs_) roots.push_back(node);
+    return roots;
+  }
+
+  // The domain coordinates on a path (`m` maps the coordinate variables).
+  std::vector<Expr> path_coords(const std::map<std::string, Expr>& m) const {
+    std::vector<Expr> c;
+    for (const auto& x : coords_) c.push_back(subst(x, m));
+    return c;
+  }
+
+  // Stores of every output at the path's coordinates `m`, whose row-major index is `linear`
+  // (scalar path).
   void emit_element(ElementEmitter& em, kir::Block& b, const std::map<std::string, Expr>& m,
-                    const std::function<std::string(ValueId)>& param_of) {
-    for (const auto& [o, node] : outputs_) {
-      kir::ValuePtr v = em.emit(node, b);
+                    const Expr& linear, const std::function<std::string(ValueId)>& param_of) {
+    std::vector<kir::ValuePtr> values = em.emit(output_nodes(), b);
+    std::vector<Expr> oc = path_coords(m);
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      ValueId o = outputs_[i].first;
       b.push_back(
-          kir::store(param_of(o), subst(linearize(coords_, domain_), m), f_.value(o).dtype, v));
+          kir::store(param_of(o), output_offset(f_, o, oc, linear), f_.value(o).dtype, values[i]));
     }
   }
 
-  // The vector path at lane coordinates `m` (which use `lane`), or nothing when it cannot
-  // help. `extra` are conditions of the layout (whole vector inside the domain or the row).
+  // The vector path at lane coordinates `m` (which use `lane`; `linear` is the row-major
+  // index), or nothing when it cannot help. `conds` are conditions of the layout (whole vector
+  // inside the domain or the row). An output written through strides that are not contiguous
+  // along the lanes is stored lane by lane.
   std::optional<kir::Block> vector_path(NameTable& names,
                                         const std::function<std::string(ValueId)>& param_of,
                                         kir::Type index_type, const std::map<std::string, Expr>& m,
-                                        const Expr& lane, std::vector<kir::ValuePtr> conds) {
+                                        const Expr& linear, const Expr& lane,
+                                        std::vector<kir::ValuePtr> conds) {
     int width = plan_.vector;
-    if (width <= 1) return std::nullopt;
+    if (width <= 1 || plan_.compact) return std::nullopt;
     auto offset_of = [&](int id) { return subst(graph_.node(id).offset, m); };
     kir::Block pre;
     std::map<int, std::string> vector_loads;
@@ -278,27 +314,34 @@ class PointwiseLowering {
       }
       vector_loads[id] = it->second;
     }
+    std::vector<Expr> oc = path_coords(m);
+    bool any_vector_store = false;
+    for (const auto& [o, node] : outputs_)
+      any_vector_store = any_vector_store || lane_access(output_offset(f_, o, oc, linear), lane) ==
+                                                 LaneAccess::Contiguous;
+    if (vector_loads.empty() && !any_vector_store) return std::nullopt;
     ElementEmitter em(
         f_, graph_, names, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
     em.set_lane(lane, &pre, vector_loads);
     kir::Block lane_body, decls, stores;
-    em.begin_scope(lane_body);
-    Expr out_off = subst(linearize(coords_, domain_), m);
-    Expr out0 = lane_zero(out_off, lane);
-    FUSERC_CHECK(lane_access(out_off, lane) == LaneAccess::Contiguous,
-                 "pointwise outputs must be contiguous along the lanes");
-    for (const auto& [o, node] : outputs_) {
-      std::string vec = names.fresh(f_.value(o).name + "_vec");
+    std::vector<kir::ValuePtr> values = em.emit(output_nodes(), lane_body);
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      ValueId o = outputs_[i].first;
       DType dt = f_.value(o).dtype;
+      Expr off = output_offset(f_, o, oc, linear);
+      if (lane_access(off, lane) != LaneAccess::Contiguous) {
+        lane_body.push_back(kir::store(param_of(o), off, dt, values[i]));
+        continue;
+      }
+      Expr off0 = lane_zero(off, lane);
+      std::string vec = names.fresh(f_.value(o).name + "_vec");
       decls.push_back(kir::vec_declare(vec, dt, width));
-      kir::ValuePtr v = em.emit(node, lane_body);
-      lane_body.push_back(kir::lane_store(vec, lane, dt, v));
-      stores.push_back(kir::vec_store(vec, param_of(o), out0, dt, width));
+      lane_body.push_back(kir::lane_store(vec, lane, dt, values[i]));
+      stores.push_back(kir::vec_store(vec, param_of(o), off0, dt, width));
       conds.push_back(kir::call(
           "fz_is_aligned<" + std::to_string(width * dtype_size(dt)) + ">", kir::Type::Bool,
-          {kir::ref(param_of(o), kir::Type::UInt64), kir::index_value(out0, index_type)}));
+          {kir::ref(param_of(o), kir::Type::UInt64), kir::index_value(off0, index_type)}));
     }
-    em.end_scope();
     kir::Block b;
     b.push_back(kir::if_then(kir::all_of(std::move(conds)), {}));
     kir::Block& body = b.back().body;
@@ -341,7 +384,9 @@ class PointwiseLowering {
       if (auto c = condition(eq(mod(last_extent(), Expr(width)), Expr(0)), &never))
         conds.push_back(*c);
       auto m = coord_map(coords_, row_coords(row, col + lane));
-      auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
+      Expr linear = row * last_extent() + col + lane;
+      auto path =
+          never ? std::nullopt : vector_path(vnames, param_of, index_type, m, linear, lane, conds);
       if (path) {
         // The row and the column of the vector's first element (the guard reads them).
         body.push_back(
@@ -353,7 +398,8 @@ class PointwiseLowering {
     } else {
       if (auto c = condition(le(base_tested + width, numel_), &never)) conds.push_back(*c);
       auto m = coord_map(coords_, flat_coords(base + lane));
-      auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
+      auto path = never ? std::nullopt
+                        : vector_path(vnames, param_of, index_type, m, base + lane, lane, conds);
       if (path)
         for (auto& st : *path) body.push_back(std::move(st));
     }
@@ -365,9 +411,7 @@ class PointwiseLowering {
     ElementEmitter em(
         f_, graph_, snames, [mi](const Expr& e) { return subst(e, mi); }, param_of, index_type);
     kir::Block elem;
-    em.begin_scope(elem);
-    emit_element(em, elem, mi, param_of);
-    em.end_scope();
+    emit_element(em, elem, mi, i, param_of);
     if (width == 1) {
       body.push_back(kir::let(index_type, ix_.i, kir::index_value(base, index_type)));
       for (auto& st : elem) body.push_back(std::move(st));
@@ -376,8 +420,7 @@ class PointwiseLowering {
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.i, kir::index_value(base + lane, index_type)));
     append_guarded(loop, lt(Expr::index(ix_.i, covered), numel_), std::move(elem));
-    body.push_back(
-        kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
+    body.push_back(lane_loop(std::move(loop)));
     return body;
   }
 
@@ -405,7 +448,9 @@ class PointwiseLowering {
       conds.push_back(*c);
     auto m = coord_map(coords_, row_coords(row, col + lane));
     NameTable vnames = names;
-    auto path = never ? std::nullopt : vector_path(vnames, param_of, index_type, m, lane, conds);
+    auto path = never ? std::nullopt
+                      : vector_path(vnames, param_of, index_type, m,
+                                    row * last_extent() + col + lane, lane, conds);
     kir::Block scalar = scalar_row(names, param_of, index_type, row, col);
     if (path) {
       // Inside the row loop the vector path goes on to the next row instead of returning.
@@ -428,9 +473,7 @@ class PointwiseLowering {
     ElementEmitter em(
         f_, graph_, snames, [m](const Expr& e) { return subst(e, m); }, param_of, index_type);
     kir::Block elem;
-    em.begin_scope(elem);
-    emit_element(em, elem, m, param_of);
-    em.end_scope();
+    emit_element(em, elem, m, row * last_extent() + j, param_of);
     Expr lane = Expr::index(ix_.lane, Expr(width));
     kir::Block loop;
     loop.push_back(kir::let(index_type, ix_.x, kir::index_value(col + lane, index_type)));
@@ -438,7 +481,7 @@ class PointwiseLowering {
         ceildiv(last_extent(), Expr(int64_t{params_.block} * width)) * params_.block * width;
     append_guarded(loop, lt(Expr::index(ix_.x, covered), last_extent()), std::move(elem));
     kir::Block out;
-    out.push_back(kir::for_loop(kir::Type::Int32, ix_.lane, Expr(0), Expr(width), std::move(loop)));
+    out.push_back(lane_loop(std::move(loop)));
     return out;
   }
 };

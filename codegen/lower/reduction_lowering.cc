@@ -168,10 +168,11 @@ class ReductionLowering {
     return graph_.unconditional_nodes(roots);
   }
 
-  // One pass over the row's elements: `body` gets the element block, the emitter and the
-  // lane index expression. Persistent kernels unroll over the registers; others stride.
-  kir::Block row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
-                      const std::function<void(ElementEmitter&, kir::Block&)>& body) {
+  // One pass over the row's elements computing `roots`: `body` gets their values and the
+  // element block. Persistent kernels unroll over the registers; others stride.
+  kir::Block row_pass(
+      Ctx& c, const Expr& row, bool grid_split, bool fill_caches, const std::vector<int>& roots,
+      const std::function<void(const std::vector<kir::ValuePtr>&, kir::Block&)>& body) {
     Expr k = Expr::index(c.k, a_.row_length);
     auto m = coord_map(row, k);
     ElementEmitter em(
@@ -183,14 +184,17 @@ class ReductionLowering {
         em.set_override(node, kir::element(array, Expr::index(c.j, Expr(c.elements)),
                                            kir::compute_type_of(graph_.node(node).dtype)));
     for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
-    em.begin_scope(elem);
+    std::vector<int> all = roots;
     if (fill_caches)
-      for (const auto& [node, array] : c.caches) {
-        kir::ValuePtr v = em.emit(node, elem);
-        elem.push_back(kir::element_store(array, Expr::index(c.j, Expr(c.elements)), v));
-      }
-    body(em, elem);
-    em.end_scope();
+      for (const auto& [node, array] : c.caches) all.push_back(node);
+    std::vector<kir::ValuePtr> values = em.emit(all, elem);
+    if (fill_caches) {
+      size_t i = roots.size();
+      for (const auto& [node, array] : c.caches)
+        elem.push_back(kir::element_store(array, Expr::index(c.j, Expr(c.elements)), values[i++]));
+    }
+    values.resize(roots.size());
+    body(values, elem);
     kir::Block out = std::move(pre);
     Expr tx = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(p_.threads_per_row));
     if (c.elements > 0) {
@@ -374,13 +378,14 @@ class ReductionLowering {
         if (a_.reductions[acc.reduction].phase == phase) accs.push_back(&acc);
       for (Accumulator* acc : accs)
         rb_body.push_back(kir::declare(acc->type, acc->name, accumulator_identity(*acc)));
+      std::vector<int> inputs;
+      for (Accumulator* acc : accs) inputs.push_back(acc->input_node);
       kir::Block pass = row_pass(
-          c, row, grid, elements > 0 && phase == 1, [&](ElementEmitter& em, kir::Block& b) {
-            for (Accumulator* acc : accs) {
-              kir::ValuePtr v = em.emit(acc->input_node, b);
+          c, row, grid, elements > 0 && phase == 1, inputs,
+          [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
+            for (size_t i = 0; i < accs.size(); ++i)
               b.push_back(kir::assign(
-                  acc->name, accumulator_push(*acc, v, graph_.node(acc->input_node).dtype)));
-            }
+                  accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype)));
           });
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
       combine_phase(c, rb_body, accs, grid, row, row_block);
@@ -399,15 +404,21 @@ class ReductionLowering {
 
     // Results broadcast back over the row.
     if (!full_.empty()) {
-      kir::Block pass = row_pass(c, row, false, false, [&](ElementEmitter& em, kir::Block& b) {
-        Expr kk = Expr::index(c.k, a_.row_length);
-        auto m = coord_map(row, kk);
-        for (const auto& [o, node] : full_) {
-          kir::ValuePtr v = em.emit(node, b);
-          b.push_back(kir::store(c.param_of(o), subst(linearize(coords_, a_.domain), m),
-                                 f_.value(o).dtype, v));
-        }
-      });
+      std::vector<int> nodes;
+      for (const auto& [o, node] : full_) nodes.push_back(node);
+      Expr kk = Expr::index(c.k, a_.row_length);
+      auto m = coord_map(row, kk);
+      std::vector<Expr> oc;
+      for (const auto& x : coords_) oc.push_back(subst(x, m));
+      Expr linear = subst(linearize(coords_, a_.domain), m);
+      kir::Block pass = row_pass(
+          c, row, false, false, nodes, [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
+            for (size_t i = 0; i < full_.size(); ++i) {
+              ValueId o = full_[i].first;
+              b.push_back(kir::store(c.param_of(o), output_offset(f_, o, oc, linear),
+                                     f_.value(o).dtype, v[i]));
+            }
+          });
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
     }
 
@@ -419,12 +430,15 @@ class ReductionLowering {
           c.index_type);
       for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
       kir::Block b;
-      em.begin_scope(b);
-      for (const auto& [o, node] : reduced_) {
-        kir::ValuePtr v = em.emit(node, b);
-        b.push_back(kir::store(c.param_of(o), row, f_.value(o).dtype, v));
+      std::vector<int> nodes;
+      for (const auto& [o, node] : reduced_) nodes.push_back(node);
+      std::vector<kir::ValuePtr> v = em.emit(nodes, b);
+      for (size_t i = 0; i < reduced_.size(); ++i) {
+        ValueId o = reduced_[i].first;
+        const Value& out = f_.value(o);
+        b.push_back(kir::store(c.param_of(o), output_offset(f_, o, coords_of(out, row), row),
+                               out.dtype, v[i]));
       }
-      em.end_scope();
       Expr lead = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(tpr));
       rb_body.push_back(
           kir::if_then(kir::all_of({kir::ref(c.active, kir::Type::Bool),

@@ -41,4 +41,12 @@ SymbolValues bind_inputs(const std::vector<InputSpec>& inputs,
                          const std::vector<SymbolRange>& symbols, const TensorMap& tensors,
                          const std::string& file);
 
+// The same from the inputs' shapes alone (one per input, in order; a scalar's is empty), for
+// callers whose tensors live elsewhere (on a GPU): ranks, fixed extents, symbols bound once,
+// ranges. `file` names the caller in messages.
+SymbolValues bind_input_shapes(const std::vector<InputSpec>& inputs,
+                               const std::vector<SymbolRange>& symbols,
+                               const std::vector<std::vector<int64_t>>& shapes,
+                               const std::string& file);
+
 }  // namespace fuserc

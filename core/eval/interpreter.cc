@@ -85,7 +85,7 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
   for (ValueId id : f.inputs) env[id] = inputs.at(f.value(id).name);
 
   std::vector<bool> keep(f.values.size(), false);
-  for (ValueId o : f.outputs) keep[o] = true;
+  for (ValueId o : f.outputs) keep[f.updated_value(o)] = true;
   // Ops no output depends on are skipped (as compiling removes them).
   std::vector<bool> needed = keep;
   std::vector<bool> run(f.ops.size(), false);
@@ -131,7 +131,7 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
   std::set<std::string> seen;
   for (ValueId o : f.outputs) {
     const std::string& name = f.value(o).name;
-    if (seen.insert(name).second) out.emplace_back(name, env[o]);
+    if (seen.insert(name).second) out.emplace_back(name, env[f.updated_value(o)]);
   }
   return out;
 }

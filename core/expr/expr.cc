@@ -90,8 +90,19 @@ Expr make_expr_node(ExprNode&& node) {
   size_t h = std::hash<int>()(static_cast<int>(node.op));
   h = hash_combine(h, std::hash<int64_t>()(node.value));
   if (!node.name.empty()) h = hash_combine(h, std::hash<std::string>()(node.name));
-  for (const auto& a : node.args) h = hash_combine(h, a.hash());
+  int64_t size = 1;
+  int depth = 0;
+  for (const auto& a : node.args) {
+    h = hash_combine(h, a.hash());
+    size = std::min<int64_t>(size + a.node()->size, int64_t{1} << 40);
+    depth = std::max(depth, a.node()->depth);
+  }
+  if (depth >= kMaxExprDepth)
+    throw UserError("not supported yet: a size or index expression nested deeper than " +
+                    std::to_string(kMaxExprDepth) + " levels");
   node.hash = h;
+  node.size = size;
+  node.depth = depth + 1;
   return Expr(std::make_shared<const ExprNode>(std::move(node)));
 }
 
@@ -141,6 +152,9 @@ int64_t Expr::hi() const {
 }
 size_t Expr::hash() const {
   return n_->hash;
+}
+int64_t Expr::size() const {
+  return n_->size;
 }
 
 bool operator==(const Expr& a, const Expr& b) {
@@ -256,40 +270,75 @@ Monomial without_one(const Monomial& m, const Expr& f) {
   return out;
 }
 
-// The identity of delinearized indices: k*E*(x / E) + k*(x % E) == k*x. Finds one such pair
-// of terms in `terms` and replaces it; returns false when there is none.
+// Finds, for each wanted term, a distinct term of `terms` (other than `skip`) with the same
+// monomial and coefficient; their indices, or nothing.
+std::optional<std::vector<size_t>> find_terms(const std::vector<Term>& terms,
+                                              const std::vector<Term>& wanted, size_t skip) {
+  std::vector<size_t> found;
+  for (const auto& w : wanted) {
+    bool ok = false;
+    for (size_t j = 0; j < terms.size() && !ok; ++j) {
+      if (j == skip || std::find(found.begin(), found.end(), j) != found.end()) continue;
+      if (terms[j].coef == w.coef && compare_monomials(terms[j].factors, w.factors) == 0) {
+        found.push_back(j);
+        ok = true;
+      }
+    }
+    if (!ok) return std::nullopt;
+  }
+  return found;
+}
+
+// The identity of delinearized indices: k*E*(x / E) + k*(x % E) == k*x, for any divisor E (a
+// sum of symbols too: the product is then either expanded over E's terms or kept whole). E
+// must not change sign; when it may be 0 (an extent with min 0), the tensor it delinearizes
+// is empty and no element is ever addressed. Finds one such group of terms in `terms` and
+// replaces it; returns false when there is none.
 bool fold_div_mod_pair(std::vector<Term>& terms, int64_t& constant) {
   for (size_t i = 0; i < terms.size(); ++i) {
     for (const auto& mod_factor : terms[i].factors) {
       if (mod_factor.op() != ExprOp::Mod) continue;
       const Expr& x = mod_factor.args()[0];
       const Expr& e = mod_factor.args()[1];
-      if (e.lo() <= 0) continue;
+      if (!(e.lo() >= 0 || e.hi() < 0)) continue;
       Monomial rest = without_one(terms[i].factors, mod_factor);
-      // The partner: k * E * (x / E) * rest.
+      const int64_t k = terms[i].coef;
       Expr quotient = floordiv(x, e);
-      Term partner{rest, 0};
-      partner.factors.push_back(quotient);
-      int64_t want_coef = terms[i].coef;
-      if (e.is_const()) {
-        if (__builtin_mul_overflow(want_coef, e.value(), &want_coef)) continue;
-      } else {
-        Term et = term_of(e);
-        if (e.op() == ExprOp::Add || __builtin_mul_overflow(want_coef, et.coef, &want_coef))
-          continue;
-        for (const auto& f : et.factors) partner.factors.push_back(f);
+      auto partner = [&](const Monomial& extra, int64_t coef) -> std::optional<Term> {
+        Term t{rest, 0};
+        t.factors.push_back(quotient);
+        for (const auto& f : extra) t.factors.push_back(f);
+        std::sort(t.factors.begin(), t.factors.end(), ExprLess());
+        if (__builtin_mul_overflow(k, coef, &t.coef)) return std::nullopt;
+        return t;
+      };
+      // The partners of k * E * q * rest: E expanded over its terms, or E kept as a factor.
+      std::vector<std::vector<Term>> forms(2);
+      bool ok = true;
+      Poly pe = to_poly(e);
+      if (pe.constant != 0) {
+        auto t = partner({}, pe.constant);
+        ok = ok && t.has_value();
+        if (t) forms[0].push_back(*t);
       }
-      std::sort(partner.factors.begin(), partner.factors.end(), ExprLess());
-      for (size_t j = 0; j < terms.size(); ++j) {
-        if (j == i || terms[j].coef != want_coef ||
-            compare_monomials(terms[j].factors, partner.factors) != 0)
-          continue;
-        // Replace both by k * rest * x.
-        int64_t k = terms[i].coef;
+      for (const auto& et : pe.terms) {
+        auto t = partner(et.factors, et.coef);
+        ok = ok && t.has_value();
+        if (t) forms[0].push_back(*t);
+      }
+      if (!ok) forms[0].clear();
+      if (e.op() == ExprOp::Add)
+        if (auto t = partner({e}, 1)) forms[1].push_back(*t);
+      for (const auto& wanted : forms) {
+        if (wanted.empty()) continue;
+        auto found = find_terms(terms, wanted, i);
+        if (!found) continue;
+        // Replace them all by k * rest * x.
         Poly px = to_poly(x);
         std::vector<Term> out;
         for (size_t t = 0; t < terms.size(); ++t)
-          if (t != i && t != j) out.push_back(terms[t]);
+          if (t != i && std::find(found->begin(), found->end(), t) == found->end())
+            out.push_back(terms[t]);
         if (rest.empty())
           constant = checked_add(constant, checked_mul(k, px.constant));
         else if (px.constant != 0)
@@ -416,7 +465,19 @@ std::pair<int64_t, int64_t> div_bounds(const Expr& a, const Expr& b, bool ceil) 
 
 }  // namespace
 
-Expr operator+(const Expr& a, const Expr& b) {
+namespace {
+
+// An expression whose bounds leave one value (e.g. an index variable of extent 1) is that
+// constant.
+Expr pinned(const Expr& e) {
+  if (e.is_const() || e.lo() != e.hi() || e.lo() == kNegInf || e.lo() == kPosInf) return e;
+  return Expr(e.lo());
+}
+
+}  // namespace
+
+Expr operator+(const Expr& a_in, const Expr& b_in) {
+  Expr a = pinned(a_in), b = pinned(b_in);
   if (a.is_const() && b.is_const()) return Expr(checked_add(a.value(), b.value()));
   if (a.is_const(0)) return b;
   if (b.is_const(0)) return a;
@@ -436,7 +497,8 @@ Expr operator-(const Expr& a, const Expr& b) {
   return a + (-b);
 }
 
-Expr operator*(const Expr& a, const Expr& b) {
+Expr operator*(const Expr& a_in, const Expr& b_in) {
+  Expr a = pinned(a_in), b = pinned(b_in);
   if (a.is_const() && b.is_const()) return Expr(checked_mul(a.value(), b.value()));
   if (a.is_const(0) || b.is_const(0)) return Expr(0);
   if (a.is_const(1)) return b;
@@ -522,6 +584,40 @@ bool provably_less(const Expr& a, const Expr& b) {
   return false;
 }
 
+namespace {
+
+bool le_within(const Expr& a, const Expr& b, int depth) {
+  if (a == b || (b - a).lo() >= 0 || provably_less(a, b + Expr(1))) return true;
+  if (depth >= 4) return false;
+  switch (a.op()) {
+    case ExprOp::Max:
+      return le_within(a.args()[0], b, depth + 1) && le_within(a.args()[1], b, depth + 1);
+    case ExprOp::Min:
+      return le_within(a.args()[0], b, depth + 1) || le_within(a.args()[1], b, depth + 1);
+    case ExprOp::FloorDiv:
+    case ExprOp::CeilDiv:
+      // x / c <= x for x >= 0 and c >= 1
+      if (a.args()[1].lo() >= 1 && a.args()[0].lo() >= 0 && le_within(a.args()[0], b, depth + 1))
+        return true;
+      break;
+    default: break;
+  }
+  switch (b.op()) {
+    case ExprOp::Min:
+      return le_within(a, b.args()[0], depth + 1) && le_within(a, b.args()[1], depth + 1);
+    case ExprOp::Max:
+      return le_within(a, b.args()[0], depth + 1) || le_within(a, b.args()[1], depth + 1);
+    default: break;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool provably_le(const Expr& a, const Expr& b) {
+  return le_within(a, b, 0);
+}
+
 Expr floordiv(const Expr& a, const Expr& b) {
   if (b.is_const(0)) throw UserError("division by zero in size expression " + a.str() + " / 0");
   if (a.is_const() && b.is_const()) return Expr(floor_div(a.value(), b.value()));
@@ -559,6 +655,10 @@ Expr ceildiv(const Expr& a, const Expr& b) {
     if (has_divisible_part(div)) return from_poly(div) + ceildiv(from_poly(rest), b);
     if (a.lo() >= 1 && a.hi() <= c) return Expr(1);
     if (a.lo() > -c && a.hi() <= 0) return Expr(0);
+    int64_t cc;
+    if (a.op() == ExprOp::CeilDiv && a.args()[1].is_const() && a.args()[1].value() > 0 &&
+        !__builtin_mul_overflow(a.args()[1].value(), c, &cc))
+      return ceildiv(a.args()[0], Expr(cc));  // ceil(ceil(x / p) / c) == ceil(x / (p * c))
   } else if (!b.is_const()) {
     if (a == b && b.lo() > 0) return Expr(1);
     if (b.op() != ExprOp::Add && b.lo() > 0) {
@@ -607,6 +707,16 @@ Expr mod(const Expr& a, const Expr& b) {
 namespace {
 
 // min (is_min) or max of a and b, decided by bounds where possible.
+// `e` as m + k with m a min (is_min) or max node (a term of e), if it has one.
+std::optional<std::pair<Expr, Expr>> extremum_plus(const Expr& e, bool is_min) {
+  ExprOp want = is_min ? ExprOp::Min : ExprOp::Max;
+  if (e.op() == want) return std::make_pair(e, Expr(0));
+  if (e.op() == ExprOp::Add)
+    for (const auto& t : e.args())
+      if (t.op() == want) return std::make_pair(t, e - t);
+  return std::nullopt;
+}
+
 Expr min_max(const Expr& a, const Expr& b, bool is_min) {
   if (a.is_const() && b.is_const())
     return Expr(is_min ? std::min(a.value(), b.value()) : std::max(a.value(), b.value()));
@@ -614,6 +724,23 @@ Expr min_max(const Expr& a, const Expr& b, bool is_min) {
   Expr d = a - b;
   if (d.hi() <= 0) return is_min ? a : b;  // a <= b everywhere
   if (d.lo() >= 0) return is_min ? b : a;  // a >= b everywhere
+  if (provably_le(a, b)) return is_min ? a : b;
+  if (provably_le(b, a)) return is_min ? b : a;
+  // max(max(x, y) + k, z) == max(x + k, z) when y + k <= z (min alike), so that clamps of
+  // clamps (slices of slices) stay flat.
+  for (int side = 0; side < 2; ++side) {
+    const Expr& e = side == 0 ? a : b;
+    const Expr& z = side == 0 ? b : a;
+    auto mk = extremum_plus(e, is_min);
+    if (!mk) continue;
+    const Expr& m = mk->first;
+    const Expr& k = mk->second;
+    for (int i = 0; i < 2; ++i) {
+      Expr dropped = m.args()[1 - i] + k;
+      if (is_min ? provably_le(z, dropped) : provably_le(dropped, z))
+        return min_max(m.args()[i] + k, z, is_min);
+    }
+  }
   // Commutative: canonical argument order, with a constant written last.
   bool swap = b.is_const() ? false : a.is_const() ? true : compare(a, b) > 0;
   const Expr& x = swap ? b : a;
@@ -637,12 +764,12 @@ Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
   }
   switch (op) {
     case ExprOp::Lt:
-      if (d.hi() < 0) return Expr(1);
-      if (d.lo() >= 0) return Expr(0);
+      if (d.hi() < 0 || provably_le(a + Expr(1), b)) return Expr(1);
+      if (d.lo() >= 0 || provably_le(b, a)) return Expr(0);
       break;
     case ExprOp::Le:
-      if (d.hi() <= 0) return Expr(1);
-      if (d.lo() > 0) return Expr(0);
+      if (d.hi() <= 0 || provably_le(a, b)) return Expr(1);
+      if (d.lo() > 0 || provably_le(b + Expr(1), a)) return Expr(0);
       break;
     case ExprOp::Eq:
     case ExprOp::Ne:

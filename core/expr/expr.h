@@ -64,6 +64,9 @@ class Expr {
   int64_t lo() const;  // every value of the expression lies in [lo, hi]
   int64_t hi() const;
   size_t hash() const;
+  // Nodes of the expression written out as a tree (what printing it costs), saturating at
+  // 2^40; sharing keeps the expression itself small.
+  int64_t size() const;
 
   std::string str() const;  // human-readable formula, e.g. "ceildiv(N * 64, 128)"
 
@@ -114,6 +117,9 @@ inline bool provably_equal(const Expr& a, const Expr& b) {
 // True when a < b for every value of the symbols, as far as bounds, index variables' extents
 // and monotonicity show (false means "not proven").
 bool provably_less(const Expr& a, const Expr& b);
+// True when a <= b for every value of the symbols, also through min, max and divisions by
+// positive numbers (min(x, y) <= b when either is; x / 2 <= b when x >= 0 is).
+bool provably_le(const Expr& a, const Expr& b);
 
 // Symbols occurring in an expression, sorted by name, each once.
 std::vector<std::string> free_symbols(const Expr& e);

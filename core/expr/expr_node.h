@@ -19,7 +19,14 @@ struct ExprNode {
   int64_t lo = 0;
   int64_t hi = 0;
   size_t hash = 0;
+  int64_t size = 1;  // nodes of the expression as a tree (shared arguments counted each time),
+                     // saturating at 2^40
+  int depth = 1;     // 1 + the deepest argument's; at most kMaxExprDepth
 };
+
+// Expressions nest at most this deep, so that every walk over one (printing, evaluating,
+// comparing, freeing) is a recursion of bounded depth; deeper is refused as a user error.
+inline constexpr int kMaxExprDepth = 2000;
 
 // Wraps a filled-in node (hash computed here). Bounds must already be set.
 Expr make_expr_node(ExprNode&& node);

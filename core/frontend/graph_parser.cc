@@ -2,10 +2,12 @@
 #include "core/frontend/graph_parser.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
 #include "core/frontend/graph_reader.h"
+#include "core/ir/element_access.h"
 
 namespace fuserc {
 
@@ -111,6 +113,20 @@ Literal GraphReader::read_literal(const Json& j, const std::string& path,
   if (j.is_number_integer()) return Literal::of_int(j.get<int64_t>());
   if (j.is_number_float()) return Literal::of_float(j.get<double>());
   fail(path, what + " must be a number or true/false, got " + j.dump(-1, ' ', true).substr(0, 40));
+}
+
+Literal GraphReader::read_number(const Json& j, const std::string& path,
+                                 const std::string& what) const {
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "inf") return Literal::of_float(std::numeric_limits<double>::infinity());
+    if (s == "-inf") return Literal::of_float(-std::numeric_limits<double>::infinity());
+    if (s == "nan") return Literal::of_float(std::numeric_limits<double>::quiet_NaN());
+  }
+  if (j.is_boolean() || j.is_number()) return read_literal(j, path, what);
+  fail(path,
+       what + R"( must be a number, true/false, or one of the strings "inf", "-inf", "nan", got )" +
+           j.dump(-1, ' ', true).substr(0, 40));
 }
 
 Expr GraphReader::symbol_expr(const std::string& name, const std::string& path, ExtentUse use) {
@@ -325,13 +341,10 @@ void GraphReader::read_aliases(const Json& j) {
                   ": an alias needs the same shape");
     if (!aliased_inputs.insert(*in).second)
       fail(p, "input " + quote(in_name) + " is the alias target of more than one output");
-    if (f_.is_output(*in))
-      fail(p, "input " + quote(in_name) + " is written in place by output " + quote(out_name) +
-                  ", so it cannot also be an output itself");
-    if (!iv.strides.empty())
-      fail(p, "alias target " + quote(in_name) +
-                  " has declared strides; an output is written contiguously, so only a "
-                  "contiguous input can be written in place");
+    if (elements_distinct(f_, iv).is_const(0))
+      fail(p, "alias target " + quote(in_name) + " has strides " + shape_to_string(iv.strides) +
+                  " under which elements of its shape " + shape_to_string(iv.shape) +
+                  " share memory, so it cannot be written in place");
     f_.aliases.emplace_back(*out, *in);
   }
 }

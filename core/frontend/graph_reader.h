@@ -50,6 +50,8 @@ class GraphReader {
   const Json& read_array(const Json& j, const std::string& path, const std::string& what) const;
   DType read_dtype(const Json& j, const std::string& path) const;
   Literal read_literal(const Json& j, const std::string& path, const std::string& what) const;
+  // A literal, or one of the strings "inf", "-inf", "nan" (JSON has no number for them).
+  Literal read_number(const Json& j, const std::string& path, const std::string& what) const;
 
   // Extents: a positive integer (below 2^62) or a symbol name. In input shapes an unknown
   // symbol is declared; elsewhere it must be bound by an input shape.

@@ -50,9 +50,18 @@ Operand GraphReader::read_arg(int k, const Json& op, const Json& a, const std::s
     o.literal = read_literal(a, path, "an argument");
     return o;
   }
-  fail_op(
-      k, op, path,
-      "an argument must be a name or a number literal, got " + a.dump(-1, ' ', true).substr(0, 40));
+  // {"value": V}: a literal JSON cannot write as a number ("inf", "-inf", "nan"), or any number.
+  if (a.is_object() && a.contains("value")) {
+    if (a.size() != 1)
+      fail_op(k, op, path,
+              R"(a literal {"value": V} takes no other key, got )" +
+                  a.dump(-1, ' ', true).substr(0, 40));
+    o.literal = read_number(a["value"], path + ".value", "a literal's value");
+    return o;
+  }
+  fail_op(k, op, path,
+          R"(an argument must be a name, a number literal or {"value": V}, got )" +
+              a.dump(-1, ' ', true).substr(0, 40));
 }
 
 void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::string& key,
@@ -130,7 +139,7 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
       a.pads.emplace_back(lo, hi);
     }
   } else if (key == "value") {
-    a.value = read_literal(v, path, "value");
+    a.value = read_number(v, path, "value");
   } else if (key == "dim") {
     a.dim = integer("dim");
   } else if (key == "length") {

@@ -1,6 +1,8 @@
 #include "core/frontend/shape_inference.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "core/base/diagnostics.h"
@@ -313,6 +315,10 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
     if (a.steps[d] <= 0) fail(index_path("steps", d), "steps must be positive");
     Expr s = clamp_bound(a.starts[d], x.shape[d]);
     Expr e = clamp_bound(a.ends[d], x.shape[d]);
+    // A start that is not negative (a constant c >= 0 or a symbol) is kept unclamped: past the
+    // extent it gives an empty slice just as the clamped one would (e <= extent), and slices of
+    // slices keep flat extents and coordinates instead of nesting clamps.
+    if (a.starts[d].lo() >= 0) s = a.starts[d];
     a.starts[d] = s;
     a.ends[d] = e;
     shape.push_back(max(Expr(0), ceildiv(e - s, Expr(a.steps[d]))));
@@ -320,8 +326,28 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
   return {{x.dtype, shape}};
 }
 
+// The fill value of `pad` and `full` must be representable in an integer result dtype, as
+// PyTorch requires: no infinity or NaN, nothing beyond the dtype's range (a fraction is
+// truncated). Floating-point results take any value; bool results test for non-zero.
+void check_fill_value(const Op& op, DType dtype) {
+  if (!is_integer(dtype)) return;
+  const Literal& v = op.attrs.value;
+  const double lo = dtype == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
+  const double hi = dtype == DType::I32 ? 2147483648.0 : 9223372036854775808.0;  // exclusive
+  bool fits = true;
+  if (v.kind == Literal::Kind::Float)
+    fits = std::isfinite(v.f) && std::trunc(v.f) >= lo && std::trunc(v.f) < hi;
+  else if (v.kind == Literal::Kind::Int && dtype == DType::I32)
+    fits = v.i >= INT32_MIN && v.i <= INT32_MAX;
+  if (!fits)
+    fail("value", "value " + v.str() + " cannot be converted to " + dtype_name(dtype) +
+                      (op.kind == OpKind::Pad ? " (the dtype of the padded tensor)" : "") +
+                      " without overflow");
+}
+
 std::vector<InferredResult> infer_pad(const Fusion& f, Op& op) {
   const Value& x = tensor_arg(f, op, 0);
+  check_fill_value(op, x.dtype);
   const auto& pads = op.attrs.pads;
   if (static_cast<int>(pads.size()) != x.rank())
     fail("pads", "has " + count_of(static_cast<int64_t>(pads.size()), "pair", "pairs") + " but " +
@@ -408,7 +434,10 @@ std::vector<InferredResult> infer_op(const Fusion& f, Op& op) {
       }
       break;
     case OpGroup::Creation:
-      if (op.kind == OpKind::Full) return {{*op.attrs.dtype, op.attrs.shape}};
+      if (op.kind == OpKind::Full) {
+        check_fill_value(op, *op.attrs.dtype);
+        return {{*op.attrs.dtype, op.attrs.shape}};
+      }
       if (op.kind == OpKind::Iota) {
         if (*op.attrs.dtype == DType::Bool)
           fail("dtype", "iota makes numbers; bool is not a dtype it can make");

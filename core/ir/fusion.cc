@@ -112,9 +112,22 @@ Value& Fusion::value(ValueId id) {
 }
 
 std::optional<ValueId> Fusion::find_value(const std::string& n) const {
-  for (size_t i = 0; i < values.size(); ++i)
-    if (values[i].name == n) return static_cast<ValueId>(i);
-  return std::nullopt;
+  // (A vector that shrank or a stale entry means the values were replaced: index them anew.)
+  auto stale = [&] {
+    auto it = name_index_.find(n);
+    return indexed_ > values.size() ||
+           (it != name_index_.end() &&
+            (static_cast<size_t>(it->second) >= values.size() || values[it->second].name != n));
+  };
+  if (stale()) {
+    name_index_.clear();
+    indexed_ = 0;
+  }
+  for (; indexed_ < values.size(); ++indexed_)
+    name_index_.emplace(values[indexed_].name, static_cast<ValueId>(indexed_));
+  auto it = name_index_.find(n);
+  if (it == name_index_.end()) return std::nullopt;
+  return it->second;
 }
 
 const SymbolDecl* Fusion::find_symbol(const std::string& n) const {
@@ -150,6 +163,12 @@ bool Fusion::is_output(ValueId id) const {
   for (ValueId o : outputs)
     if (o == id) return true;
   return false;
+}
+
+ValueId Fusion::updated_value(ValueId id) const {
+  for (const auto& [out, in] : aliases)
+    if (in == id) return out;
+  return id;
 }
 
 std::string shape_to_string(const std::vector<Expr>& shape) {

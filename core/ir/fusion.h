@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -80,9 +81,10 @@ struct OpAttrs {
   int64_t correction = 1;      // var, var_mean
   std::vector<Expr> shape;     // broadcast_in_dim, expand, reshape, full, rand/randn: result shape
   std::vector<int64_t> broadcast_dims;
-  std::vector<Expr> starts;                       // slice: clamped to [0, extent]
-  std::vector<Expr> ends;                         // slice: clamped to [start, extent]
-  std::vector<int64_t> steps;                     // slice: positive
+  std::vector<Expr> starts;    // slice: >= 0 (negative starts resolved and clamped); a start
+                               // past the extent means an empty slice
+  std::vector<Expr> ends;      // slice: clamped to [start, extent]
+  std::vector<int64_t> steps;  // slice: positive
   std::vector<std::pair<int64_t, int64_t>> pads;  // pad: (lo, hi) per dim, negative crops
   Literal value;                                  // pad fill, full value
   int64_t dim = 0;                                // unsqueeze, cat: normalized
@@ -113,6 +115,8 @@ class Fusion {
 
   const Value& value(ValueId id) const;
   Value& value(ValueId id);
+  // By name, in constant time (an index kept as values are appended; a value's name must not
+  // change once it is in `values`).
   std::optional<ValueId> find_value(const std::string& name) const;
   const SymbolDecl* find_symbol(const std::string& name) const;
   ValueId add_value(Value v);
@@ -122,9 +126,16 @@ class Fusion {
   // Indices of the ops that read a value, in order.
   std::vector<int> consumers(ValueId id) const;
   bool is_output(ValueId id) const;
+  // The value an output stands for: an input written in place that is listed in `outputs`
+  // stands for its updated value (the output written into it); any other value for itself.
+  ValueId updated_value(ValueId id) const;
 
   // A readable listing of the graph, one op per line (used by --dump-after and tests).
   std::string to_text() const;
+
+ private:
+  mutable std::unordered_map<std::string, ValueId> name_index_;  // values[0, indexed_)
+  mutable size_t indexed_ = 0;
 };
 
 std::string shape_to_string(const std::vector<Expr>& shape);  // "[N, 64]"

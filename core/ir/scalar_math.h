@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/base/diagnostics.h"
+#include "core/base/erfinv_impl.h"
 
 namespace fuserc::scalar {
 
@@ -240,6 +241,32 @@ T gelu_tanh(T a) {
   }
 }
 
+// erfinv: the shared host implementation (core/base/erfinv_impl.h), which kernels run in the
+// CPU emulator use too.
+template <class T>
+T erfinv(T a) {
+  if constexpr (!kIsFloat<T>)
+    return a;
+  else
+    return fz_erfinv(a);
+}
+// lgamma: the host's (+inf at 0 and at the negative integers, as in PyTorch).
+template <class T>
+T lgamma(T a) {
+  if constexpr (!kIsFloat<T>)
+    return a;
+  else
+    return std::lgamma(a);
+}
+// frac: x - trunc(x), with the sign of x (PyTorch's; NaN for infinities).
+template <class T>
+T frac(T a) {
+  if constexpr (!kIsFloat<T>)
+    return a;
+  else
+    return a - std::trunc(a);
+}
+
 // lerp as PyTorch computes it (exact at both ends).
 template <class T>
 T lerp(T a, T b, T w) {
@@ -307,6 +334,16 @@ bool is_inf(T a) {
     return std::isinf(a);
   else
     return false;
+}
+// The sign bit: set for -0.0 and for NaNs that carry it (PyTorch's signbit).
+template <class T>
+bool signbit(T a) {
+  if constexpr (kIsFloat<T>)
+    return std::signbit(a);
+  else if constexpr (kIsBool<T>)
+    return false;
+  else
+    return a < 0;
 }
 template <class T>
 bool is_finite(T a) {

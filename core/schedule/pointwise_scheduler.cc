@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/diagnostics.h"
+#include "core/schedule/in_place.h"
 
 namespace fuserc {
 
@@ -36,21 +37,7 @@ std::string PointwiseScheduler::reject_reason(const Fusion& f, const Segment& gr
       return "its results '" + f.value(group.outputs[0]).name + "' " + shape_to_string(domain) +
              " and '" + f.value(o).name + "' " + shape_to_string(f.value(o).shape) +
              " have different shapes";
-  // An output written in place into an input is safe only if every element of the input is
-  // read by the thread that overwrites it: only elementwise ops may read it, at the domain's
-  // own shape.
-  for (const auto& [out, in] : f.aliases) {
-    if (std::find(group.outputs.begin(), group.outputs.end(), out) == group.outputs.end()) continue;
-    for (int k : f.consumers(in)) {
-      if (std::find(group.ops.begin(), group.ops.end(), k) == group.ops.end()) continue;
-      const Op& op = f.ops[k];
-      if (!op.info().is_elementwise() || f.value(op.outs[0]).shape != f.value(in).shape)
-        return "output '" + f.value(out).name + "' is written in place into '" + f.value(in).name +
-               "', which op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
-               "' reads at other positions";
-    }
-  }
-  return "";
+  return pointwise_in_place_reason(f, group);
 }
 
 PointwiseParams PointwiseScheduler::heuristics(const Fusion& f, const Segment& segment,

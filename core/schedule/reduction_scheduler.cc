@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/schedule/in_place.h"
+
 namespace fuserc {
 namespace {
 
@@ -9,16 +11,6 @@ int pow2_at_least(int64_t v) {
   int p = 1;
   while (p < v && p < (1 << 20)) p *= 2;
   return p;
-}
-
-// Output-aliasing hazards: an output written in place into an input the kernel also reads
-// elsewhere. Reduction kernels read whole rows before writing, so only reduced outputs (one
-// per row) written into an input of the domain's shape could clash; refuse aliases outright.
-std::string alias_reason(const Fusion& f, const Segment& group) {
-  for (const auto& [out, in] : f.aliases)
-    if (std::find(group.outputs.begin(), group.outputs.end(), out) != group.outputs.end())
-      return "output '" + f.value(out).name + "' is written in place";
-  return "";
 }
 
 }  // namespace
@@ -31,7 +23,7 @@ std::string ReductionScheduler::reject_reason(const Fusion& f, const Segment& gr
            "' is not reduced (that is a normalization)";
   if (!a.inner && a.phases > 1)
     return "a reduction over strided rows needs another reduction's result";
-  return alias_reason(f, group);
+  return reduction_in_place_reason(f, group, a);
 }
 
 std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment& group) const {
@@ -39,7 +31,7 @@ std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment
   if (!a.ok()) return a.error;
   if (a.full_outputs.empty()) return "no result is broadcast back over the rows";
   if (!a.inner) return "the reduced rows are not contiguous";
-  return alias_reason(f, group);
+  return reduction_in_place_reason(f, group, a);
 }
 
 ReductionParams reduction_heuristics(const ReductionAnalysis& a, SchedulerKind kind,

@@ -16,9 +16,22 @@ const char* scheduler_name(SchedulerKind kind) {
   FUSERC_UNREACHABLE("bad scheduler kind");
 }
 
-void compute_segment_boundary(const Fusion& f, Segment& s) {
+UseIndex build_use_index(const Fusion& f) {
+  UseIndex u;
+  u.consumers.resize(f.values.size());
+  u.is_output.assign(f.values.size(), false);
+  for (size_t k = 0; k < f.ops.size(); ++k)
+    for (const auto& a : f.ops[k].args)
+      if (!a.is_literal() &&
+          (u.consumers[a.value].empty() || u.consumers[a.value].back() != static_cast<int>(k)))
+        u.consumers[a.value].push_back(static_cast<int>(k));
+  for (ValueId o : f.outputs) u.is_output[o] = true;
+  return u;
+}
+
+void compute_segment_boundary(const Fusion& f, const UseIndex& uses, Segment& s) {
   std::sort(s.ops.begin(), s.ops.end());
-  std::set<int> in_set(s.ops.begin(), s.ops.end());
+  auto in_set = [&](int k) { return std::binary_search(s.ops.begin(), s.ops.end(), k); };
   std::set<ValueId> produced, inputs, outputs;
   for (int k : s.ops)
     for (ValueId o : f.ops[k].outs) produced.insert(o);
@@ -26,12 +39,16 @@ void compute_segment_boundary(const Fusion& f, Segment& s) {
     for (const auto& a : f.ops[k].args)
       if (!a.is_literal() && !produced.count(a.value)) inputs.insert(a.value);
   for (ValueId v : produced) {
-    bool needed = f.is_output(v);
-    for (int c : f.consumers(v)) needed = needed || !in_set.count(c);
+    bool needed = uses.is_output[v];
+    for (int c : uses.consumers[v]) needed = needed || !in_set(c);
     if (needed) outputs.insert(v);
   }
   s.inputs.assign(inputs.begin(), inputs.end());
   s.outputs.assign(outputs.begin(), outputs.end());
+}
+
+void compute_segment_boundary(const Fusion& f, Segment& s) {
+  compute_segment_boundary(f, build_use_index(f), s);
 }
 
 std::string SegmentedFusion::to_text(const Fusion& f) const {

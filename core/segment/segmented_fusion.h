@@ -25,8 +25,17 @@ struct SegmentedFusion {
   std::string to_text(const Fusion& f) const;
 };
 
+// For each value, the ops that read it (in order), and whether it is a graph output.
+struct UseIndex {
+  std::vector<std::vector<int>> consumers;
+  std::vector<bool> is_output;
+};
+UseIndex build_use_index(const Fusion& f);
+
 // The inputs and outputs of a set of ops: inputs are the values read but not produced in the
 // set; outputs are the values produced in the set that are graph outputs or read outside it.
+// O(size of the set), given the use index.
+void compute_segment_boundary(const Fusion& f, const UseIndex& uses, Segment& s);
 void compute_segment_boundary(const Fusion& f, Segment& s);
 
 }  // namespace fuserc

@@ -3,18 +3,41 @@
 // takes whole is one kernel. Otherwise the region is shattered into single ops and merged
 // bottom-up, always taking the merge (of a producer group into a consumer group, never
 // creating a cycle) that keeps the most bytes out of global memory, while a scheduler accepts
-// the merged group.
+// the merged group. Regions of more than 128 ops are first cut into chunks of consecutive ops
+// (whole chunks joined while accepted, the others merged bottom-up inside), so that long
+// graphs segment in linear time. "Accepted" includes the element cost model
+// (core/schedule/element_cost.h): recomputation, kernel size and index size are bounded.
 #pragma once
 
+#include <string>
 #include <vector>
+
+#include "core/base/diagnostics.h"
 
 #include "core/schedule/scheduler.h"
 #include "core/segment/segmented_fusion.h"
 
 namespace fuserc {
 
-// Throws UserError naming the op when no scheduler can compile some op at all.
+// Thrown by segment_fusion when its kernels have no valid order: op `reader` reads `input`,
+// which an output overwrites in place, and needs results of the kernel that overwrites it.
+class OverwriteCycle : public UserError {
+ public:
+  OverwriteCycle(const SourcePlace& place, const std::string& message, int reader, ValueId input)
+      : UserError(place, message), reader(reader), input(input) {}
+  int reader;
+  ValueId input;
+};
+
+// Throws UserError naming the op when no scheduler can compile some op at all, and
+// OverwriteCycle (see above).
 SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Scheduler*>& schedulers,
                                const HeuristicHints& hints);
+
+// segment_fusion, except that a reader caught in an OverwriteCycle is given a copy of the input
+// taken before it is overwritten (a segment_set of the input: one more kernel, which runs
+// first), and segmentation tries again. Adds those ops and values to `f` (read_copies.cc).
+SegmentedFusion segment_fusion_in_place(Fusion& f, const std::vector<const Scheduler*>& schedulers,
+                                        const HeuristicHints& hints);
 
 }  // namespace fuserc

@@ -2,7 +2,8 @@
 # The loader links none of the compiler: compile a package with fuserc, run it with
 # loader_only_main (linked with fuserc_loader alone), compare with fuserc eval, and check
 # that no symbol of the front end, the segmenter, the schedulers, lowering, the CUDA emitter,
-# NVRTC or the interpreter is in the loader-only program.
+# NVRTC or the interpreter is in the loader-only program, and that it links no CUDA library
+# (the runtime dlopens the driver).
 #
 #   loader_only_check.sh FUSERC LOADER_ONLY_MAIN GRAPH WORKDIR
 set -euo pipefail
@@ -24,4 +25,9 @@ if ldd "$loader" | grep -q nvrtc; then
   echo "the loader-only program links NVRTC"
   exit 1
 fi
-echo "loader_only: no compiler symbols, no NVRTC"
+# The CUDA driver is loaded with dlopen when a GPU is used; the CUDA runtime is never used.
+if ldd "$loader" | grep -qE 'libcuda\.|libcudart'; then
+  echo "the loader-only program links the CUDA driver or runtime library"
+  exit 1
+fi
+echo "loader_only: no compiler symbols, no NVRTC, no CUDA library linked"

@@ -250,3 +250,70 @@ TEST_CASE("index-variable simplification preserves values (randomized)", "[expr]
     }
   }
 }
+
+TEST_CASE("delinearized indices fold back over sums of symbols and extents that may be 0",
+          "[expr]") {
+  const Expr B = Expr::symbol("B", 1, 1000), C = Expr::symbol("C", 1, 1000);
+  // A [2, B + 3] domain (a pad along an inner symbolic dimension).
+  const Expr x = Expr::index("x", (B + 3) * 2);
+  CHECK(floordiv(x, B + 3) * (B + 3) + mod(x, B + 3) == x);
+  // [A, B + C] (a cat), with a coefficient and a constant around it.
+  const Expr y = Expr::index("y", (B + C) * 7);
+  CHECK((floordiv(y, B + C) * (B + C) + mod(y, B + C)) * 4 + 1 == y * 4 + 1);
+  // [2, Z, 1] with Z >= 0: no element exists when Z is 0, so the fold holds wherever it is used.
+  const Expr z = Expr::index("z", Z * 2);
+  CHECK((floordiv(z, Z) * Z + mod(z, Z)) * 1 == z);
+  // Values agree wherever the divisor is not 0.
+  for (int64_t b : {1, 2, 5}) {
+    for (int64_t xv = 0; xv < (b + 3) * 2; ++xv) {
+      Expr e = floordiv(x, B + 3) * 100 + mod(x, B + 3);
+      CHECK(eval_with(e, {{"B", b}, {"x", xv}}) == xv / (b + 3) * 100 + xv % (b + 3));
+    }
+  }
+}
+
+TEST_CASE("clamps of clamps and divisions of divisions stay flat", "[expr]") {
+  const Expr S = Expr::symbol("S", 0, 1000);
+  Expr e = max(N - 2, Expr(0));
+  CHECK(provably_le(e, N));
+  CHECK_FALSE(provably_le(N, e));
+  CHECK(min(N, e) == e);
+  CHECK(max(e - 1, Expr(0)) == max(N - 3, Expr(0)));
+  CHECK(max(max(N - S, Expr(0)) - S, Expr(0)) == max(N - S * 2, Expr(0)));
+  CHECK(min(N, ceildiv(N, Expr(2))) == ceildiv(N, Expr(2)));
+  CHECK(ceildiv(ceildiv(N, Expr(2)), Expr(3)) == ceildiv(N, Expr(6)));
+  CHECK(lt(Expr::index("i", N), N).is_const(1));
+  CHECK(le(N, max(N, M)).is_const(1));
+  // An index variable of extent 1 only takes the value 0.
+  CHECK((Expr::index("i", Expr(1)) * 5 + 3).is_const(3));
+  // Values are unchanged.
+  for (int64_t n : {1, 2, 3, 7}) {
+    for (int64_t s : {0, 1, 4}) {
+      std::map<std::string, int64_t> v = {{"N", n}, {"S", s}};
+      CHECK(eval_with(max(max(N - S, Expr(0)) - S, Expr(0)), v) ==
+            std::max<int64_t>(std::max<int64_t>(n - s, 0) - s, 0));
+      CHECK(eval_with(ceildiv(ceildiv(N, Expr(2)), Expr(3)), v) == ((n + 1) / 2 + 2) / 3);
+    }
+  }
+}
+
+TEST_CASE("expressions nest at most kMaxExprDepth deep, and every walk handles the deepest",
+          "[expr]") {
+  // floor((3e + N) / 7) does not simplify: each step nests the expression three levels deeper.
+  auto deep = [](int steps) {
+    Expr e = N;
+    for (int k = 0; k < steps; ++k) e = floordiv(e * 3 + N, Expr(7));
+    return e;
+  };
+  int steps = 1990 / 3;
+  Expr a = deep(steps), b = deep(steps);  // equal, but built apart (compare walks all of it)
+  CHECK(a.node() != b.node());
+  CHECK(compare(a, b) == 0);
+  CHECK(a == b);
+  CHECK(!a.str().empty());
+  CHECK(eval_with(a, {{"N", 5}}) >= 0);
+  CHECK(free_symbols(a) == std::vector<std::string>{"N"});
+  Expr c = substitute(a, [](const std::string&) -> std::optional<Expr> { return M; });
+  CHECK(free_symbols(c) == std::vector<std::string>{"M"});
+  CHECK_THROWS_AS(deep(700), UserError);
+}

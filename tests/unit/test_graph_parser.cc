@@ -3,6 +3,9 @@
 // covered by the errors corpus in tests/errors.)
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "test_util.h"
 
 using namespace fuserc;
@@ -88,6 +91,60 @@ TEST_CASE("elementwise dtype rules", "[parser]") {
   CHECK(type_of(f, "nan") == "bool[4]");
   CHECK(f.ops[f.value(*f.find_value("gt")).def_op].kind == OpKind::GeluTanh);
   CHECK(f.ops[f.value(*f.find_value("ge")).def_op].kind == OpKind::Gelu);
+}
+
+TEST_CASE("the unary ops added to the contract: integer and bool inputs give f32", "[parser]") {
+  for (const char* name : {"asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                           "log10", "erfinv", "lgamma", "frac", "signbit"}) {
+    INFO("op " << name);
+    const bool predicate = std::string(name) == "signbit";
+    for (const char* dt : {"bool", "i32", "i64", "f16", "bf16", "f32", "f64"}) {
+      INFO("dtype " << dt);
+      Fusion f = parse_text(
+          graph(R"({"name": "x", "dtype": ")" + std::string(dt) + R"(", "shape": [3]})",
+                R"({"op": ")" + std::string(name) + R"(", "args": ["x"], "out": "y"})", R"("y")"));
+      const bool float_input = std::string(dt).find('f') != std::string::npos;  // f16 bf16 ...
+      std::string want = predicate ? "bool" : float_input ? std::string(dt) : "f32";
+      CHECK(type_of(f, "y") == want + "[3]");
+    }
+  }
+  // atan2 of integers and bools is f32 too.
+  Fusion f = parse_text(graph(
+      R"({"name": "i", "dtype": "i64", "shape": [3]}, {"name": "b", "dtype": "bool", "shape": [3]})",
+      R"({"op": "atan2", "args": ["i", "b"], "out": "ib"}, {"op": "atan2", "args": ["b", 1], "out": "b1"})",
+      R"("ib", "b1")"));
+  CHECK(type_of(f, "ib") == "f32[3]");
+  CHECK(type_of(f, "b1") == "f32[3]");
+}
+
+TEST_CASE("literals inf, -inf and nan", "[parser]") {
+  Fusion f = parse_text(graph(
+      R"({"name": "x", "dtype": "f16", "shape": [2, 3]}, {"name": "i", "dtype": "i32", "shape": [3]},
+         {"name": "c", "dtype": "bool", "shape": [3]})",
+      R"({"op": "maximum", "args": ["x", {"value": "-inf"}], "out": "a"},
+         {"op": "add", "args": ["i", {"value": "inf"}], "out": "b"},
+         {"op": "mul", "args": [{"value": 2}, "i"], "out": "d"},
+         {"op": "full", "shape": [3], "value": "nan", "dtype": "bf16", "out": "e"},
+         {"op": "pad", "args": ["x"], "pads": [[0, 0], [1, 0]], "value": "-inf", "out": "p"},
+         {"op": "pad", "args": ["c"], "pads": [[1, 0]], "value": "nan", "out": "pc"},
+         {"op": "full", "shape": [3], "value": 2.9, "dtype": "i32", "out": "t"})",
+      R"("a", "b", "d", "e", "p", "pc", "t")"));
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(type_of(f, "a") == "f16[2, 3]");  // a float literal does not widen a float tensor
+  CHECK(f.ops[0].args[1].literal == Literal::of_float(-inf));
+  CHECK(type_of(f, "b") == "f32[3]");  // nor does it stay integer
+  CHECK(f.ops[1].args[1].literal == Literal::of_float(inf));
+  CHECK(type_of(f, "d") == "i32[3]");
+  CHECK(f.ops[2].args[0].literal == Literal::of_int(2));
+  CHECK(std::isnan(f.ops[3].attrs.value.f));
+  CHECK(f.ops[4].attrs.value == Literal::of_float(-inf));
+  CHECK(type_of(f, "pc") == "bool[4]");  // a bool result tests for non-zero: NaN is true
+  CHECK(type_of(f, "t") == "i32[3]");    // a fraction truncates, as in PyTorch
+  CHECK(parse_error(
+            graph(R"({"name": "i", "dtype": "i32", "shape": [3]})",
+                  R"({"op": "pad", "args": ["i"], "pads": [[1, 0]], "value": "-inf", "out": "p"})",
+                  R"("p")"))
+            .find("value -inf cannot be converted to i32") != std::string::npos);
 }
 
 TEST_CASE("reductions: dims, keepdim, result dtypes", "[parser]") {
@@ -191,6 +248,16 @@ TEST_CASE("aliases are recorded", "[parser]") {
   REQUIRE(f.aliases.size() == 1);
   CHECK(f.value(f.aliases[0].first).name == "p_new");
   CHECK(f.value(f.aliases[0].second).name == "p");
+  CHECK(f.updated_value(*f.find_value("p")) == f.aliases[0].first);
+  CHECK(f.updated_value(*f.find_value("g")) == *f.find_value("g"));
+  // An input written in place may be listed as an output too: its updated value.
+  Fusion g = parse_text(graph(
+      R"({"name": "x", "dtype": "f32", "shape": ["N", 8]}, {"name": "acc", "dtype": "f32", "shape": ["N"]})",
+      R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"})", R"("s", "acc", "x")",
+      R"("aliases": {"s": "acc"}, )"));
+  CHECK(g.outputs.size() == 3);
+  CHECK(g.updated_value(g.outputs[1]) == g.outputs[0]);
+  CHECK(g.updated_value(g.outputs[2]) == g.outputs[2]);
 }
 
 TEST_CASE("errors carry file, line, column, op and path", "[parser]") {

@@ -113,6 +113,88 @@ TEST_CASE("integer semantics: wrapping, true division, remainder, casts", "[eval
   CHECK(as_ints(out["s"]) == std::vector<int64_t>{int64_t{65536} - 7 + 7 + 2147483647});
 }
 
+TEST_CASE("the added unary ops at edge values, as PyTorch gives them", "[eval]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  // x = 1, -1, 0.5, -0, 2, 0, -2.5, inf, -inf, nan, -nan (expected values from torch 1.13).
+  std::string ops, outs;
+  for (const char* name :
+       {"asin", "acos", "atanh", "log10", "erfinv", "lgamma", "frac", "signbit", "sinh", "acosh"}) {
+    ops += std::string(ops.empty() ? "" : ", ") + R"({"op": ")" + name +
+           R"(", "args": ["x"], "out": ")" + name + "\"}";
+    outs += std::string(outs.empty() ? "\"" : ", \"") + name + "\"";
+  }
+  ops += R"(, {"op": "signbit", "args": ["i"], "out": "sb_int"},
+            {"op": "signbit", "args": ["b"], "out": "sb_bool"},
+            {"op": "lgamma", "args": ["i"], "out": "lg_int"})";
+  outs += R"(, "sb_int", "sb_bool", "lg_int")";
+  auto out = run(graph(R"({"name": "x", "dtype": "f64", "shape": [11]},
+                          {"name": "i", "dtype": "i32", "shape": [3]},
+                          {"name": "b", "dtype": "bool", "shape": [2]})",
+                       ops, outs),
+                 {{"x", tensor<double>(DType::F64, {11},
+                                       {1, -1, 0.5, -0.0, 2, 0, -2.5, inf, -inf, kNaN, -kNaN})},
+                  {"i", i32({3}, {-3, 0, 4})},
+                  {"b", tensor<int64_t>(DType::Bool, {2}, {1, 0})}});
+  // Equal as PyTorch prints them: NaN as NaN, zeros with their sign.
+  auto same = [](const std::vector<double>& got, const std::vector<double>& want,
+                 double eps = 1e-15) {
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      INFO("element " << k << ": " << got[k] << " vs " << want[k]);
+      if (std::isnan(want[k])) {
+        CHECK(std::isnan(got[k]));
+      } else {
+        CHECK(got[k] == Approx(want[k]).epsilon(eps));
+        CHECK(std::signbit(got[k]) == std::signbit(want[k]));
+      }
+    }
+  };
+  same(as_doubles(out["asin"]), {1.5707963267948966, -1.5707963267948966, 0.5235987755982989, -0.0,
+                                 kNaN, 0.0, kNaN, kNaN, kNaN, kNaN, kNaN});
+  same(as_doubles(out["acos"]), {0.0, 3.141592653589793, 1.0471975511965976, 1.5707963267948966,
+                                 kNaN, 1.5707963267948966, kNaN, kNaN, kNaN, kNaN, kNaN});
+  same(as_doubles(out["atanh"]),
+       {inf, -inf, 0.5493061443340548, -0.0, kNaN, 0.0, kNaN, kNaN, kNaN, kNaN, kNaN});
+  same(as_doubles(out["log10"]), {0.0, kNaN, -0.3010299956639812, -inf, 0.3010299956639812, -inf,
+                                  kNaN, inf, kNaN, kNaN, kNaN});
+  same(as_doubles(out["erfinv"]),
+       {inf, -inf, 0.4769362762044699, -0.0, kNaN, 0.0, kNaN, kNaN, kNaN, kNaN, kNaN});
+  same(as_doubles(out["lgamma"]),
+       {0.0, inf, 0.5723649429247001, inf, 0.0, inf, -0.05624371649767405, inf, inf, kNaN, kNaN});
+  same(as_doubles(out["frac"]), {0.0, 0.0, 0.5, 0.0, 0.0, 0.0, -0.5, kNaN, kNaN, kNaN, kNaN});
+  same(as_doubles(out["sinh"]),
+       {1.1752011936438014, -1.1752011936438014, 0.5210953054937474, -0.0, 3.6268604078470186, 0.0,
+        -6.0502044810397875, inf, -inf, kNaN, kNaN});
+  same(as_doubles(out["acosh"]),
+       {0.0, kNaN, kNaN, kNaN, 1.3169578969248166, kNaN, kNaN, inf, kNaN, kNaN, kNaN});
+  CHECK(out["signbit"].dtype() == DType::Bool);
+  CHECK(as_ints(out["signbit"]) == std::vector<int64_t>{0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1});
+  CHECK(as_ints(out["sb_int"]) == std::vector<int64_t>{1, 0, 0});
+  CHECK(as_ints(out["sb_bool"]) == std::vector<int64_t>{0, 0});
+  CHECK(out["lg_int"].dtype() == DType::F32);
+  same(as_doubles(out["lg_int"]), {inf, inf, 1.7917594692280550}, 1e-7);
+}
+
+TEST_CASE("literals inf, -inf and nan in args, full and pad", "[eval]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto out = run(graph(R"({"name": "x", "dtype": "bf16", "shape": [3]},
+                          {"name": "c", "dtype": "bool", "shape": [3]})",
+                       R"({"op": "where", "args": ["c", "x", {"value": "-inf"}], "out": "m"},
+                          {"op": "amax", "args": ["m"], "dims": [0], "out": "mx"},
+                          {"op": "pad", "args": ["x"], "pads": [[1, 1]], "value": "nan", "out": "p"},
+                          {"op": "full", "shape": [2], "value": "inf", "dtype": "f16", "out": "f"},
+                          {"op": "pad", "args": ["c"], "pads": [[0, 1]], "value": "nan", "out": "pc"})",
+                       R"("m", "mx", "p", "f", "pc")"),
+                 {{"x", tensor<double>(DType::BF16, {3}, {1.5, -2, 3})},
+                  {"c", tensor<int64_t>(DType::Bool, {3}, {0, 1, 0})}});
+  CHECK(as_doubles(out["m"]) == std::vector<double>{-inf, -2, -inf});
+  CHECK(as_doubles(out["mx"]) == std::vector<double>{-2});
+  auto p = as_doubles(out["p"]);
+  CHECK((std::isnan(p[0]) && p[1] == 1.5 && std::isnan(p[4])));
+  CHECK(as_doubles(out["f"]) == std::vector<double>{inf, inf});
+  CHECK(as_ints(out["pc"]) == std::vector<int64_t>{0, 1, 0, 1});  // NaN is non-zero: true
+}
+
 TEST_CASE("f16 and bf16 values are rounded each time they are stored", "[eval]") {
   // 1 + 2^-9 is not a bf16; stored after the add it rounds to 1, so the sub gives 0.
   auto out = run(graph(R"({"name": "x", "dtype": "bf16", "shape": [1]})",

@@ -295,13 +295,13 @@ void check_normal(const std::vector<double>& xs, double max_possible) {
   CHECK(std::max(-m.min, m.max) <= max_possible);
 }
 
-TEST_CASE("rand f32 is uniform on [0,1)", "[philox][stats]") {
+TEST_CASE("rand f32 is uniform on 0 to 1, 1 excluded", "[philox][stats]") {
   std::vector<double> xs(kSamples);
   for (int i = 0; i < kSamples; ++i) xs[i] = philox_uniform_f32(1234, 5, i);
   check_uniform(xs);
 }
 
-TEST_CASE("rand f64 is uniform on [0,1)", "[philox][stats]") {
+TEST_CASE("rand f64 is uniform on 0 to 1, 1 excluded", "[philox][stats]") {
   std::vector<double> xs(kSamples);
   for (int i = 0; i < kSamples; ++i) xs[i] = philox_uniform_f64(kSeed, kOffset, i);
   check_uniform(xs);

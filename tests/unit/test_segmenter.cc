@@ -184,3 +184,33 @@ TEST_CASE("a reduction's result read on other rows is not fused with its reducti
                                      R"("y")"));
   CHECK(permuted.s.segments.size() == 2);
 }
+
+TEST_CASE("inputs written in place: readers first, and a copy when no order works", "[segment]") {
+  const std::string sym = R"("N": {"hint": 64})";
+  // exp(x) is written into x, which a reduction also reads: the reduction's kernel runs first
+  // although the graph lists it second.
+  Segmented order = segment(graph(
+      "order", sym, R"({"name": "x", "dtype": "f32", "shape": ["N", "N"]})",
+      R"({"op": "exp", "args": ["x"], "out": "y"}, {"op": "sum", "args": ["x"], "dims": [1], "out": "z"})",
+      R"("y", "z")", R"(, "aliases": {"y": "x"})"));
+  REQUIRE(order.s.segments.size() == 2);
+  CHECK(names_of(order.f, order.s.segments[0].outputs) == std::vector<std::string>{"z"});
+  CHECK(names_of(order.f, order.s.segments[1].outputs) == std::vector<std::string>{"y"});
+  // m reads x, which s overwrites, but needs the maximum of s (a reduction of another domain):
+  // no order of kernels works without a copy of x.
+  const std::string cycle = graph(
+      "cycle", R"("S": {"hint": 16}, "T": {"hint": 32})",
+      R"({"name": "z", "dtype": "f32", "shape": ["S", "T"]}, {"name": "x", "dtype": "f32", "shape": ["S"]})",
+      R"({"op": "sum", "args": ["z"], "dims": [1], "out": "s"}, {"op": "amax", "args": ["s"], "dims": [0], "out": "q"},
+         {"op": "add", "args": ["x", "q"], "out": "m"})",
+      R"("s", "m")", R"(, "aliases": {"s": "x"})");
+  Fusion f = parse_text(cycle);
+  CHECK_THROWS_WITH(segment_fusion(f, all_schedulers(), HeuristicHints::from(f)),
+                    Catch::Contains("op 2 'add' (out 'm'): not supported yet: it reads 'x', which "
+                                    "output 's' overwrites in place"));
+  SegmentedFusion s = segment_fusion_in_place(f, all_schedulers(), HeuristicHints::from(f));
+  REQUIRE(s.segments.size() == 3);
+  CHECK(names_of(f, s.segments[0].outputs) == std::vector<std::string>{"x_before_write"});
+  CHECK(f.ops[0].kind == OpKind::SegmentSet);
+  CHECK(f.value(f.ops.back().args[0].value).name == "x_before_write");
+}

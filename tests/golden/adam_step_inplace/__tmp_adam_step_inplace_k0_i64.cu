@@ -35,13 +35,11 @@ extern "C" __global__ void __launch_bounds__(32) adam_step_inplace_k0_i64(
       const float g_v = g_vec.v[lane];
       const float m1 = (g_v * ob1);
       const float m_new_v = (m0 + m1);
-      m_new_vec.v[lane] = m_new_v;
       const float v_v = v_vec.v[lane];
       const float v0 = (v_v * beta2);
       const float g2 = (g_v * g_v);
       const float v1 = (g2 * ob2);
       const float v_new_v = (v0 + v1);
-      v_new_vec.v[lane] = v_new_v;
       const float p_v = p_vec.v[lane];
       const float mh = (m_new_v / bc1);
       const float vh = (v_new_v / bc2);
@@ -50,6 +48,8 @@ extern "C" __global__ void __launch_bounds__(32) adam_step_inplace_k0_i64(
       const float upd = (mh / den);
       const float step = (upd * lr);
       const float p_new_v = (p_v - step);
+      m_new_vec.v[lane] = m_new_v;
+      v_new_vec.v[lane] = v_new_v;
       p_new_vec.v[lane] = p_new_v;
     }
     *reinterpret_cast<fz_vec<float, 4>*>(m_new + base) = m_new_vec;
@@ -66,14 +66,12 @@ extern "C" __global__ void __launch_bounds__(32) adam_step_inplace_k0_i64(
       const float ob1 = (1.0f - beta1);
       const float m1 = (g_v * ob1);
       const float m_new_v = (m0 + m1);
-      m_new[i] = m_new_v;
       const float v_v = v[i];
       const float v0 = (v_v * beta2);
       const float g2 = (g_v * g_v);
       const float ob2 = (1.0f - beta2);
       const float v1 = (g2 * ob2);
       const float v_new_v = (v0 + v1);
-      v_new[i] = v_new_v;
       const float p_v = p[i];
       const float mh = (m_new_v / bc1);
       const float vh = (v_new_v / bc2);
@@ -82,6 +80,8 @@ extern "C" __global__ void __launch_bounds__(32) adam_step_inplace_k0_i64(
       const float upd = (mh / den);
       const float step = (upd * lr);
       const float p_new_v = (p_v - step);
+      m_new[i] = m_new_v;
+      v_new[i] = v_new_v;
       p_new[i] = p_new_v;
     }
   }

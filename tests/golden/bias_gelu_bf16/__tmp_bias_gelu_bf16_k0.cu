@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(128) bias_gelu_bf16_k0(
     const __nv_bfloat16* __restrict__ bias,
     __nv_bfloat16* __restrict__ y,
     int N) {
-  const int col = (int)blockIdx.x * 1024 + (int)threadIdx.x * 8;
+  const int col = (int)threadIdx.x * 8;
   for (int row = (int)blockIdx.y; row < N; row += (int)gridDim.y) {
     if (fz_is_aligned<16>(x, col + row * 1024) && fz_is_aligned<16>(bias, col) && fz_is_aligned<16>(y, col + row * 1024)) {
       const fz_vec<__nv_bfloat16, 8> x_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(x + (col + row * 1024));

@@ -20,12 +20,12 @@ extern "C" __global__ void __launch_bounds__(128) dropout_residual_bf16_k0_i64(
     for (int lane = 0; lane < 8; ++lane) {
       const float r = fuserc_rand_f32(seed, offset, base + lane);
       const bool keep_v = (r < 0.9f);
-      keep_vec.v[lane] = keep_v;
       const float x_v = __bfloat162float(x_vec.v[lane]);
       const float xs = (x_v * 1.1111112f);
       const float xd = (keep_v ? xs : 0.0f);
       const float res_v = __bfloat162float(res_vec.v[lane]);
       const float y_v = (xd + res_v);
+      keep_vec.v[lane] = keep_v;
       y_vec.v[lane] = __float2bfloat16_rn(y_v);
     }
     *reinterpret_cast<fz_vec<bool, 8>*>(keep + base) = keep_vec;
@@ -37,12 +37,12 @@ extern "C" __global__ void __launch_bounds__(128) dropout_residual_bf16_k0_i64(
     if (i < N * 256) {
       const float r = fuserc_rand_f32(seed, offset, i);
       const bool keep_v = (r < 0.9f);
-      keep[i] = keep_v;
       const float x_v = __bfloat162float(x[i]);
       const float xs = (x_v * 1.1111112f);
       const float xd = (keep_v ? xs : 0.0f);
       const float res_v = __bfloat162float(res[i]);
       const float y_v = (xd + res_v);
+      keep[i] = keep_v;
       y[i] = __float2bfloat16_rn(y_v);
     }
   }

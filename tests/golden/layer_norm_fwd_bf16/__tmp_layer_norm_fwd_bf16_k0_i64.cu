@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_i64(
   __shared__ fz_welford<float> smem_var[4];
   for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
     const long long row = row_base;
-    const bool active = row_base < N;
+    const bool active = true;
     fz_welford<float> acc_var = fz_welford_init<float>();
     if (active) {
       for (long long k = (long long)threadIdx.x; k < 768; k += 128) {
@@ -42,9 +42,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_i64(
       }
     }
     if (active && ((long long)threadIdx.x == 0)) {
-      mean[row] = mean_v;
       const float ve_v = (var + eps);
       const float rstd_v2 = rsqrtf(ve_v);
+      mean[row] = mean_v;
       rstd[row] = rstd_v2;
     }
   }

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_rows(
   __shared__ fz_welford<float> smem_var[4];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
-    const bool active = row_base < N;
+    const bool active = true;
     float x_r[6];
     float w_r[6];
     float b_r[6];
@@ -23,12 +23,12 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_rows(
       for (int j = 0; j < 6; ++j) {
         const int k = j * 128 + (int)threadIdx.x;
         const float x_v = __bfloat162float(x[k + row * 768]);
-        x_r[j] = x_v;
-        const float w_v = __bfloat162float(w[k]);
-        w_r[j] = w_v;
-        const float b_v = __bfloat162float(b[k]);
-        b_r[j] = b_v;
         const float xf = x_v;
+        const float w_v = __bfloat162float(w[k]);
+        const float b_v = __bfloat162float(b[k]);
+        x_r[j] = x_v;
+        w_r[j] = w_v;
+        b_r[j] = b_v;
         acc_var = fz_welford_push(acc_var, xf);
       }
     }
@@ -51,9 +51,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_rows(
       }
     }
     if (active && ((int)threadIdx.x == 0)) {
-      mean[row] = mean_v;
       const float ve_v = (var + eps);
       const float rstd_v2 = rsqrtf(ve_v);
+      mean[row] = mean_v;
       rstd[row] = rstd_v2;
     }
   }

@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(32) pad_cat_k0_i32(
       float y_v;
       if ((base + lane) % 25 < 13) {
         float ap;
-        if (((base + lane) / 25 < N) && (0 <= (base + lane) % 25 - 2) && ((base + lane) % 25 - 2 < 10)) {
+        if ((0 <= (base + lane) % 25 - 2) && ((base + lane) % 25 - 2 < 10)) {
           const float a_v = a[((base + lane) / 25) * 10 + (base + lane) % 25 - 2];
           ap = a_v;
         } else {
@@ -25,12 +25,12 @@ extern "C" __global__ void __launch_bounds__(32) pad_cat_k0_i32(
       } else {
         float t;
         if ((base + lane) % 25 < 19) {
-          const float b_v = b[((base + lane) / 25) * 6 + (base + lane) % 25 - 13];
-          const float eb = expf(b_v);
+          const float b_v2 = b[((base + lane) / 25) * 6 + (base + lane) % 25 - 13];
+          const float eb = expf(b_v2);
           t = eb;
         } else {
-          const float b_v2 = b[((base + lane) / 25) * 6 + (base + lane) % 25 - 19];
-          t = b_v2;
+          const float b_v = b[((base + lane) / 25) * 6 + (base + lane) % 25 - 19];
+          t = b_v;
         }
         y_v = t;
       }
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(32) pad_cat_k0_i32(
       float y_v;
       if (i % 25 < 13) {
         float ap;
-        if ((i / 25 < N) && (0 <= i % 25 - 2) && (i % 25 - 2 < 10)) {
+        if ((0 <= i % 25 - 2) && (i % 25 - 2 < 10)) {
           const float a_v = a[(i / 25) * 10 + i % 25 - 2];
           ap = a_v;
         } else {
@@ -55,12 +55,12 @@ extern "C" __global__ void __launch_bounds__(32) pad_cat_k0_i32(
       } else {
         float t;
         if (i % 25 < 19) {
-          const float b_v = b[(i / 25) * 6 + i % 25 - 13];
-          const float eb = expf(b_v);
+          const float b_v2 = b[(i / 25) * 6 + i % 25 - 13];
+          const float eb = expf(b_v2);
           t = eb;
         } else {
-          const float b_v2 = b[(i / 25) * 6 + i % 25 - 19];
-          t = b_v2;
+          const float b_v = b[(i / 25) * 6 + i % 25 - 19];
+          t = b_v;
         }
         y_v = t;
       }

@@ -6,7 +6,6 @@ extern "C" __global__ void __launch_bounds__(128) permute_gelu_exp_cos_k0_i32(
     float* __restrict__ y,
     int B) {
   const int base = (int)blockIdx.x * 512 + (int)threadIdx.x * 4;
-  if (B * 6144 <= base) return;
   if ((base + 4 <= B * 6144) && fz_is_aligned<16>(y, base)) {
     fz_vec<float, 4> y_vec;
     #pragma unroll
@@ -22,12 +21,10 @@ extern "C" __global__ void __launch_bounds__(128) permute_gelu_exp_cos_k0_i32(
   }
   for (int lane = 0; lane < 4; ++lane) {
     const int i = base + lane;
-    if (i < B * 6144) {
-      const float x_v = x[(i / 6144) * 6144 + (i % 64) * 96 + i / 64 % 96];
-      const float g = fz_gelu_erf(x_v);
-      const float e = expf(g);
-      const float y_v = cosf(e);
-      y[i] = y_v;
-    }
+    const float x_v = x[(i / 6144) * 6144 + (i % 64) * 96 + i / 64 % 96];
+    const float g = fz_gelu_erf(x_v);
+    const float e = expf(g);
+    const float y_v = cosf(e);
+    y[i] = y_v;
   }
 }

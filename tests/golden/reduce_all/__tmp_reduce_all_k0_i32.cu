@@ -15,18 +15,18 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i32(
   __shared__ float smem_s[32];
   __shared__ float smem_m[32];
   __shared__ float smem_l1[32];
-  for (int row_base = (int)blockIdx.x; row_base < 1; row_base += (int)gridDim.x) {
-    const int row = row_base;
+  for (int row_base = 0; row_base < 1; row_base += (int)gridDim.x) {
+    const int row = 0;
     const bool active = true;
     float acc_s = 0.0f;
-    float acc_m = __int_as_float(0xff800000);
+    float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
       for (int k = (int)blockIdx.y * 1024 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 1024) {
         const float x_v = x[k];
+        const float ax = fz_abs(x_v);
         acc_s = (acc_s + x_v);
         acc_m = fz_maximum(acc_m, x_v);
-        const float ax = fz_abs(x_v);
         acc_l1 = (acc_l1 + ax);
       }
     }
@@ -34,20 +34,20 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i32(
     acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
     acc_l1 = fz_row_reduce<1024>(acc_l1, fz_sum_op(), smem_l1);
     if (active && ((int)threadIdx.x == 0)) {
-      partials_s[(int)blockIdx.y + (int)gridDim.y * row] = acc_s;
-      partials_m[(int)blockIdx.y + (int)gridDim.y * row] = acc_m;
-      partials_l1[(int)blockIdx.y + (int)gridDim.y * row] = acc_l1;
+      partials_s[(int)blockIdx.y] = acc_s;
+      partials_m[(int)blockIdx.y] = acc_m;
+      partials_l1[(int)blockIdx.y] = acc_l1;
     }
     const bool last = fz_last_block(counters, row_base, (int)gridDim.y);
     if (!last) continue;
     if (active && ((int)threadIdx.x == 0)) {
-      acc_s = fz_load_cg(partials_s, (int)gridDim.y * row);
-      acc_m = fz_load_cg(partials_m, (int)gridDim.y * row);
-      acc_l1 = fz_load_cg(partials_l1, (int)gridDim.y * row);
+      acc_s = fz_load_cg(partials_s, 0);
+      acc_m = fz_load_cg(partials_m, 0);
+      acc_l1 = fz_load_cg(partials_l1, 0);
       for (int g = 1; g < (int)gridDim.y; ++g) {
-        acc_s = (acc_s + fz_load_cg(partials_s, g + (int)gridDim.y * row));
-        acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g + (int)gridDim.y * row));
-        acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g + (int)gridDim.y * row));
+        acc_s = (acc_s + fz_load_cg(partials_s, g));
+        acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g));
+        acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g));
       }
     }
     const float s_v = acc_s;

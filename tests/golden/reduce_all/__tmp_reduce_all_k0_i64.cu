@@ -15,18 +15,18 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
   __shared__ float smem_s[32];
   __shared__ float smem_m[32];
   __shared__ float smem_l1[32];
-  for (long long row_base = (long long)blockIdx.x; row_base < 1; row_base += (long long)gridDim.x) {
-    const long long row = row_base;
+  for (long long row_base = 0; row_base < 1; row_base += (long long)gridDim.x) {
+    const long long row = 0;
     const bool active = true;
     float acc_s = 0.0f;
-    float acc_m = __int_as_float(0xff800000);
+    float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
       for (long long k = (long long)blockIdx.y * 1024 + (long long)threadIdx.x; k < M * N; k += (long long)gridDim.y * 1024) {
         const float x_v = x[k];
+        const float ax = fz_abs(x_v);
         acc_s = (acc_s + x_v);
         acc_m = fz_maximum(acc_m, x_v);
-        const float ax = fz_abs(x_v);
         acc_l1 = (acc_l1 + ax);
       }
     }
@@ -34,20 +34,20 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
     acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
     acc_l1 = fz_row_reduce<1024>(acc_l1, fz_sum_op(), smem_l1);
     if (active && ((long long)threadIdx.x == 0)) {
-      partials_s[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_s;
-      partials_m[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_m;
-      partials_l1[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_l1;
+      partials_s[(long long)blockIdx.y] = acc_s;
+      partials_m[(long long)blockIdx.y] = acc_m;
+      partials_l1[(long long)blockIdx.y] = acc_l1;
     }
     const bool last = fz_last_block(counters, row_base, (long long)gridDim.y);
     if (!last) continue;
     if (active && ((long long)threadIdx.x == 0)) {
-      acc_s = fz_load_cg(partials_s, (long long)gridDim.y * row);
-      acc_m = fz_load_cg(partials_m, (long long)gridDim.y * row);
-      acc_l1 = fz_load_cg(partials_l1, (long long)gridDim.y * row);
+      acc_s = fz_load_cg(partials_s, 0);
+      acc_m = fz_load_cg(partials_m, 0);
+      acc_l1 = fz_load_cg(partials_l1, 0);
       for (int g = 1; g < (long long)gridDim.y; ++g) {
-        acc_s = (acc_s + fz_load_cg(partials_s, g + (long long)gridDim.y * row));
-        acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g + (long long)gridDim.y * row));
-        acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g + (long long)gridDim.y * row));
+        acc_s = (acc_s + fz_load_cg(partials_s, g));
+        acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g));
+        acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g));
       }
     }
     const float s_v = acc_s;

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(128) reduce_int_bool_k0_i64(
   __shared__ int smem_mi[4];
   for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
     const long long row = row_base;
-    const bool active = row_base < N;
+    const bool active = true;
     long long acc_si = 0LL;
     long long acc_pi = 1LL;
     int acc_mi = 2147483647;

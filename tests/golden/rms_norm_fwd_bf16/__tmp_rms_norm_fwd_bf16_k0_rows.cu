@@ -20,11 +20,11 @@ extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_rows(
         const int k = j * 64 + (int)threadIdx.x;
         if (k < H) {
           const float x_v = __bfloat162float(x[k + H * row]);
-          x_r[j] = x_v;
-          const float w_v = __bfloat162float(w[k]);
-          w_r[j] = w_v;
           const float xf = x_v;
           const float sq = (xf * xf);
+          const float w_v = __bfloat162float(w[k]);
+          x_r[j] = x_v;
+          w_r[j] = w_v;
           acc_ms = (acc_ms + sq);
         }
       }

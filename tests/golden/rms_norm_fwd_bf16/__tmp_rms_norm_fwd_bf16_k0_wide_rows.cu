@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_wide_row
   __shared__ float smem_ms[32];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
-    const bool active = row_base < N;
+    const bool active = true;
     float x_r[8];
     float w_r[8];
     float acc_ms = 0.0f;
@@ -20,11 +20,11 @@ extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_wide_row
         const int k = j * 1024 + (int)threadIdx.x;
         if (k < H) {
           const float x_v = __bfloat162float(x[k + H * row]);
-          x_r[j] = x_v;
-          const float w_v = __bfloat162float(w[k]);
-          w_r[j] = w_v;
           const float xf = x_v;
           const float sq = (xf * xf);
+          const float w_v = __bfloat162float(w[k]);
+          x_r[j] = x_v;
+          w_r[j] = w_v;
           acc_ms = (acc_ms + sq);
         }
       }

@@ -24,12 +24,12 @@ extern "C" __global__ void __launch_bounds__(128) rope_bf16_k0_i32(
       const float a = (q_v * cos_v2);
       float rot;
       if (col + lane < 32) {
-        const float q_v2 = __bfloat162float(q[col + lane + row * 64 + 32]);
-        const float nx2 = (-q_v2);
+        const float q_v3 = __bfloat162float(q[col + lane + row * 64 + 32]);
+        const float nx2 = (-q_v3);
         rot = nx2;
       } else {
-        const float q_v3 = __bfloat162float(q[col + lane + row * 64 - 32]);
-        rot = q_v3;
+        const float q_v2 = __bfloat162float(q[col + lane + row * 64 - 32]);
+        rot = q_v2;
       }
       const float sin_v2 = __bfloat162float(sin_vec.v[lane]);
       const float b = (rot * sin_v2);
@@ -47,12 +47,12 @@ extern "C" __global__ void __launch_bounds__(128) rope_bf16_k0_i32(
       const float a = (q_v * cos_v2);
       float rot;
       if (i % 64 < 32) {
-        const float q_v2 = __bfloat162float(q[i + 32]);
-        const float nx2 = (-q_v2);
+        const float q_v3 = __bfloat162float(q[i + 32]);
+        const float nx2 = (-q_v3);
         rot = nx2;
       } else {
-        const float q_v3 = __bfloat162float(q[i - 32]);
-        rot = q_v3;
+        const float q_v2 = __bfloat162float(q[i - 32]);
+        rot = q_v2;
       }
       const float sin_v2 = __bfloat162float(sin_v[i % 64 + (i / 512 % S) * 64]);
       const float b = (rot * sin_v2);

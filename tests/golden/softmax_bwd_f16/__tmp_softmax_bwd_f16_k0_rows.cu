@@ -20,10 +20,10 @@ extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_rows(
         const int k = j * 64 + (int)threadIdx.x;
         if (k < C) {
           const float y_v = __half2float(y[k + C * row]);
-          y_r[j] = y_v;
           const float dy_v = __half2float(dy[k + C * row]);
-          dy_r[j] = dy_v;
           const float ydy = (y_v * dy_v);
+          y_r[j] = y_v;
+          dy_r[j] = dy_v;
           acc_s = (acc_s + ydy);
         }
       }

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_bwd_f16_k0_wide_rows(
   __shared__ float smem_s[32];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
-    const bool active = row_base < N;
+    const bool active = true;
     float y_r[8];
     float dy_r[8];
     float acc_s = 0.0f;
@@ -20,10 +20,10 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_bwd_f16_k0_wide_rows(
         const int k = j * 1024 + (int)threadIdx.x;
         if (k < C) {
           const float y_v = __half2float(y[k + C * row]);
-          y_r[j] = y_v;
           const float dy_v = __half2float(dy[k + C * row]);
-          dy_r[j] = dy_v;
           const float ydy = (y_v * dy_v);
+          y_r[j] = y_v;
+          dy_r[j] = dy_v;
           acc_s = (acc_s + ydy);
         }
       }

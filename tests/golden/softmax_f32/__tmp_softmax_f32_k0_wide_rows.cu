@@ -10,9 +10,9 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_wide_rows(
   __shared__ float smem_s[32];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
-    const bool active = row_base < N;
+    const bool active = true;
     float x_r[8];
-    float acc_m = __int_as_float(0xff800000);
+    float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
       #pragma unroll
       for (int j = 0; j < 8; ++j) {

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Front-end time of fuserc on generated graphs of 100, 1,000 and 10,000 ops (figures, not a test).
+
+    bench/frontend_scale.py [--fuserc build/cmd/fuserc] [--sizes 100,1000,10000] [--timeout 600]
+
+Two shapes:
+  chain  n elementwise ops, each reading the previous result (and every other one the second
+         input): one long dependency chain;
+  wide   n/10 independent branches of 10 elementwise ops over the same two inputs, one output
+         each: many small kernels that read the same tensors.
+For each, `fuserc bench GRAPH --frontend-only` (parse to CUDA text, no NVRTC) runs a few times
+and the script prints the median front-end time, the kernels and the share of the biggest
+stage. A run past --timeout seconds is reported as such.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+UNARY = ["exp", "tanh", "neg", "sigmoid", "abs"]
+
+
+def chain(n):
+    ops, prev = [], "x"
+    for i in range(n):
+        out = f"t{i}"
+        if i % 2 == 0:
+            ops.append({"op": "add", "args": [prev, "y"], "out": out})
+        else:
+            ops.append({"op": "mul", "args": [prev, 0.5], "out": out})
+        prev = out
+    return {"fuserc": 1, "name": f"chain{n}", "symbols": {"N": {"hint": 1 << 20}},
+            "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"]},
+                       {"name": "y", "dtype": "f32", "shape": ["N"]}],
+            "ops": ops, "outputs": [prev]}
+
+
+def wide(n):
+    ops, outs = [], []
+    for b in range(n // 10):
+        prev = None
+        for k in range(10):
+            out = f"b{b}_{k}"
+            if k == 0:
+                ops.append({"op": "add", "args": ["x", "y"], "out": out})
+            elif k % 3 == 1:
+                ops.append({"op": "mul", "args": [prev, float(b + 1)], "out": out})
+            elif k % 3 == 2:
+                ops.append({"op": UNARY[(b + k) % len(UNARY)], "args": [prev], "out": out})
+            else:
+                ops.append({"op": "sub", "args": [prev, "x"], "out": out})
+            prev = out
+        outs.append(prev)
+    return {"fuserc": 1, "name": f"wide{n}", "symbols": {"N": {"hint": 1 << 20}},
+            "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"]},
+                       {"name": "y", "dtype": "f32", "shape": ["N"]}],
+            "ops": ops, "outputs": outs}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--fuserc", default="build/cmd/fuserc")
+    p.add_argument("--sizes", default="100,1000,10000")
+    p.add_argument("--timeout", type=float, default=600)
+    a = p.parse_args()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    print(f"{'shape':6} {'ops':>7} {'front end':>12} {'kernels':>8}  biggest stage")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in (("chain", chain), ("wide", wide)):
+            for n in sizes:
+                path = os.path.join(tmp, f"{name}{n}.json")
+                with open(path, "w") as f:
+                    json.dump(make(n), f)
+                runs = 5 if n <= 1000 else 1
+                cmd = [a.fuserc, "bench", path, "--frontend-only", "--runs", str(runs), "--json"]
+                try:
+                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+                except subprocess.TimeoutExpired:
+                    print(f"{name:6} {n:7} {'> %.0f s' % a.timeout:>12}")
+                    sys.stdout.flush()
+                    continue
+                if r.returncode != 0:
+                    print(f"{name:6} {n:7} failed: {r.stderr.strip()[-200:]}")
+                    continue
+                j = json.loads(r.stdout)
+                stages = j["stages_us"]
+                total = sum(stages.values()) or 1.0
+                big = max(stages, key=stages.get)
+                t = j["frontend_us"] / 1e6
+                shown = f"{t * 1000:.1f} ms" if t < 1 else f"{t:.2f} s"
+                print(f"{name:6} {n:7} {shown:>12} {j['kernels']:8}  "
+                      f"{big} {100 * stages[big] / total:.0f}%")
+                sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

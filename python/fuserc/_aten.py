@@ -1,0 +1,336 @@
+"""Owns the table from ATen ops to the contract's ops (docs/FUSION_FORMAT.md): elementwise ops,
+reductions, normalizations (softmax, layer norm) written with the contract's reductions, and
+in-place variants; views, shape ops, creation and random ops are in _aten_shape.py. convert(ctx)
+returns the Value of one traced node (or a Multi / list for ops with several results)."""
+import operator
+
+import torch
+
+from . import _aten_shape, _convert
+from ._graph import Value, result_type
+from ._symbolic import Extent
+
+_UNARY = ("abs neg exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh "
+          "tanh asinh acosh atanh sigmoid relu silu sqrt rsqrt reciprocal erf erfc erfinv lgamma "
+          "floor ceil trunc frac sign isnan isinf isfinite signbit logical_not "
+          "bitwise_not").split()
+_UNARY_ALIASES = {"sgn": "sign", "fix": "trunc", "absolute": "abs", "negative": "neg",
+                  "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+                  "arccosh": "acosh", "arctanh": "atanh", "special_expit": "sigmoid",
+                  "special_erfinv": "erfinv", "special_expm1": "expm1", "special_exp2": "exp2"}
+_BINARY = ("add sub mul div pow fmod remainder maximum minimum atan2 eq ne lt le gt ge "
+           "logical_and logical_or bitwise_and bitwise_or bitwise_xor").split()
+_BINARY_ALIASES = {"true_divide": "div", "multiply": "mul", "subtract": "sub",
+                   "divide": "div", "greater": "gt", "greater_equal": "ge", "less": "lt",
+                   "less_equal": "le", "not_equal": "ne", "equal": "eq"}
+_IDENTITY = {"clone", "alias", "detach", "lift_fresh_copy", "contiguous", "_to_copy", "to",
+             "type_as", "_to_dim_order_copy", "alias_copy", "detach_copy", "positive",
+             "lift_fresh", "dropout_eval"}
+_VIEWS = {"alias", "detach", "view", "_unsafe_view", "reshape", "expand", "permute",
+          "transpose", "t", "unsqueeze", "squeeze", "slice", "select", "narrow", "split",
+          "split_with_sizes", "chunk", "unbind", "as_strided", "diagonal", "view_as",
+          "expand_as", "alias_copy"}
+_MATMUL = {"mm", "bmm", "addmm", "matmul", "linear", "baddbmm", "addbmm", "convolution",
+           "_convolution", "conv2d", "einsum", "dot", "mv", "addmv", "scaled_dot_product_attention",
+           "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention"}
+_HALF = (torch.float16, torch.bfloat16)
+_F32 = torch.float32
+
+
+def _packet(node):
+    t = node.target
+    if hasattr(t, "overloadpacket"):
+        return t.overloadpacket.__name__, t._overloadname
+    return getattr(t, "__name__", str(t)), ""
+
+
+def _cast(ctx, v, dtype):
+    if isinstance(v, Value) and v.dtype != dtype:
+        return Value(ctx.g.emit("cast", [v], ctx.base(), dtype=dtype), dtype, v.shape)
+    return v
+
+
+def _fix_dtype(ctx, name, dtype):
+    """This node's result from `name` of contract dtype `dtype`: cast if PyTorch's differs."""
+    v = ctx.result(name)
+    if dtype is not None and dtype != v.dtype:
+        v = Value(ctx.g.emit("cast", [Value(name, dtype, v.shape)], ctx.base(),
+                             dtype=v.dtype), v.dtype, v.shape)
+    return v
+
+
+def _elementwise(ctx, op, args, **attrs):
+    name = ctx.g.emit(op, args, ctx.base(), **attrs)
+    want = None
+    if op in ("add", "sub", "mul", "maximum", "minimum", "fmod", "remainder", "pow",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "where", "clamp", "lerp"):
+        operands = args[1:] if op == "where" else args
+        want = result_type(operands)
+        if op == "pow" and want is not None and not want.is_floating_point and \
+                any(isinstance(a, float) for a in args):
+            want = _F32
+    return _fix_dtype(ctx, name, want)
+
+
+def _dims(ctx, dims, rank):
+    if dims is None or dims == []:
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    out = []
+    for d in dims:
+        if not isinstance(d, int):
+            ctx.fail(f"a reduction dimension {d!r} that is not a constant")
+        out.append(d + rank if d < 0 else d)
+    return out
+
+
+def _reduce(ctx, op, x, dims, keepdim, dtype=None, **extra):
+    if x.rank == 0:
+        dims_list = []
+    else:
+        dims_list = _dims(ctx, dims, x.rank)
+    if dtype is not None:
+        extra["dtype"] = dtype
+    name = ctx.g.emit(op, [x], ctx.base(), dims=dims_list, keepdim=bool(keepdim) or None,
+                      **extra)
+    return name
+
+
+def _normalize_softmax(ctx, log):
+    x = ctx.tensor(0)
+    dim = ctx.const(1)
+    xf = _cast(ctx, x, _F32) if x.dtype in _HALF else x
+    shape = list(x.shape)
+    kshape = list(shape)
+    d = dim + x.rank if dim < 0 else dim
+    if x.rank:
+        kshape[d] = Extent(1)
+    m = ctx.tmp("amax", [xf], xf.dtype, kshape, dims=[d] if x.rank else [], keepdim=True)
+    z = ctx.tmp("sub", [xf, m], xf.dtype, shape)
+    e = ctx.tmp("exp", [z], xf.dtype, shape)
+    s = ctx.tmp("sum", [e], xf.dtype, kshape, dims=[d] if x.rank else [], keepdim=True)
+    if log:
+        y = ctx.tmp("sub", [z, ctx.tmp("log", [s], xf.dtype, kshape)], xf.dtype, shape)
+    else:
+        y = ctx.tmp("div", [e, s], xf.dtype, shape)
+    return _cast(ctx, y, ctx.out_dtype())
+
+
+def _layer_norm(ctx):
+    x = ctx.tensor(0)
+    normalized = ctx.const(1)
+    w = ctx.arg(2, "weight", None)
+    b = ctx.arg(3, "bias", None)
+    eps = ctx.arg(4, "eps")
+    xf = _cast(ctx, x, _F32) if x.dtype in _HALF else x
+    dims = list(range(x.rank - len(normalized), x.rank))
+    kshape = [Extent(1) if k in dims else e for k, e in enumerate(x.shape)]
+    var, mean = ctx.g.emit("var_mean", [xf], ctx.base(), outs=2, dims=dims, correction=0,
+                           keepdim=True)
+    var, mean = Value(var, xf.dtype, kshape), Value(mean, xf.dtype, kshape)
+    rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [var, eps], xf.dtype, kshape)], xf.dtype, kshape)
+    y = ctx.tmp("mul", [ctx.tmp("sub", [xf, mean], xf.dtype, x.shape), rstd], xf.dtype, x.shape)
+    if isinstance(w, Value):
+        y = ctx.tmp("mul", [y, w], xf.dtype, x.shape)
+    if isinstance(b, Value):
+        y = ctx.tmp("add", [y, b], xf.dtype, x.shape)
+
+    def item(v):
+        return lambda c: _cast(c, v, c.out_dtype())
+    return _convert.Multi([item(y), item(mean), item(rstd)])
+
+
+def _var(ctx, name, overload, with_mean):
+    x = ctx.tensor(0)
+    dims = ctx.const(1, "dim", None)
+    if overload in ("correction", "correction_names"):
+        correction = ctx.const(None, "correction", None)
+        correction = 1 if correction is None else correction
+    elif overload == "dim" or overload == "default" or overload == "names_dim":
+        unbiased = ctx.const(None if overload == "default" else 2, "unbiased", True)
+        if overload == "default" and ctx.has(1) and isinstance(ctx.node.args[1], bool):
+            unbiased, dims = ctx.node.args[1], None
+        correction = 1 if unbiased else 0
+    else:
+        raise ctx.unsupported()
+    keepdim = ctx.const(None, "keepdim", False) if overload != "dim" or not ctx.has(3) else \
+        ctx.const(3)
+    if isinstance(correction, float):
+        if correction != int(correction):
+            raise ctx.unsupported("a fractional correction")
+        correction = int(correction)
+    dl = _dims(ctx, dims, x.rank)
+    kshape = [Extent(1) if k in dl else e for k, e in enumerate(x.shape)]
+    if not keepdim:
+        kshape = [e for k, e in enumerate(x.shape) if k not in dl]
+    if with_mean:
+        v, m = ctx.g.emit("var_mean", [x], ctx.base(), outs=2, dims=dl, correction=correction,
+                          keepdim=bool(keepdim) or None)
+        v, m = Value(v, x.dtype, kshape), Value(m, x.dtype, kshape)
+        if name.startswith("std"):
+            v = ctx.tmp("sqrt", [v], x.dtype, kshape)
+        return _convert.Multi([lambda c, v=v: v, lambda c, m=m: m])
+    v = Value(ctx.g.emit("var", [x], ctx.base(), dims=dl, correction=correction,
+                         keepdim=bool(keepdim) or None), x.dtype, kshape)
+    if name.startswith("std"):
+        v = ctx.tmp("sqrt", [v], x.dtype, kshape)
+    return v
+
+
+def convert(ctx):  # noqa: C901 - one dispatch table
+    node = ctx.node
+    if node.op == "get_attr":
+        return _constant(ctx)
+    if node.target is operator.getitem:
+        src = ctx.conv.values.get(node.args[0])
+        i = node.args[1]
+        if isinstance(src, _convert.Multi):
+            r = src.items[i]
+            return r(ctx) if callable(r) else r
+        if isinstance(src, (list, tuple)):
+            return src[i]
+        if isinstance(src, _convert.Unsupported):
+            raise _convert.ExportError(src.message)
+        ctx.fail("getitem of a value that has one result")
+    name, overload = _packet(node)
+    inplace = name.endswith("_") and not name.startswith("_") and name not in ("copy_",)
+    base = name[:-1] if inplace else name
+    r = _convert_functional(ctx, base, overload, name)
+    if inplace and isinstance(r, Value):
+        dst = ctx.target(0)
+        r = _cast(ctx, r, dst.dtype)
+        if [e for e in r.shape] != [e for e in dst.shape]:
+            ctx.fail("an in-place update that broadcasts its target")
+        r = Value(r.name, r.dtype, r.shape)
+    return r
+
+
+def _constant(ctx):
+    t = getattr(ctx.conv.traces[0].module, ctx.node.target)
+    if not isinstance(t, torch.Tensor) or t.numel() != 1:
+        ctx.fail(f"a tensor constant of shape {tuple(getattr(t, 'shape', ()))} in the function "
+                 "(pass it as an input)")
+    shape = [Extent(int(d)) for d in t.shape]
+    return Value(ctx.g.emit("full", [], ctx.base(), shape=[int(d) for d in t.shape],
+                            value=t.item() if t.dtype != torch.bool else bool(t.item()),
+                            dtype=t.dtype), t.dtype, shape)
+
+
+def _convert_functional(ctx, name, overload, full):  # noqa: C901
+    g = ctx.g
+    if name in _MATMUL:
+        raise ctx.unsupported("matrix products are reserved in the contract and not supported "
+                              "yet: keep them outside the exported function")
+    name = _UNARY_ALIASES.get(name, _BINARY_ALIASES.get(name, name))
+    if name in _UNARY:
+        return ctx.emit(name, [ctx.tensor(0)])
+    if name == "round":
+        if ctx.const(None, "decimals", 0):
+            raise ctx.unsupported("round with decimals")
+        return ctx.emit("round", [ctx.tensor(0)])
+    if name == "gelu":
+        approx = ctx.const(1, "approximate", "none")
+        return ctx.emit("gelu", [ctx.tensor(0)], approximate=approx if approx != "none" else None)
+    if name in _BINARY or name in ("rsub", "logical_xor"):
+        a, b = ctx.arg(0), ctx.arg(1)
+        if name == "logical_xor":
+            return ctx.emit("ne", [_cast(ctx, a, torch.bool) if isinstance(a, Value) else bool(a),
+                                   _cast(ctx, b, torch.bool) if isinstance(b, Value) else bool(b)])
+        alpha = ctx.const(2, "alpha", 1) if name in ("add", "sub", "rsub") else 1
+        if alpha != 1:
+            b = ctx.tmp("mul", [b, alpha], result_type([b, alpha]) if isinstance(b, Value)
+                        else ctx.out_dtype(), b.shape if isinstance(b, Value) else [])
+        if name == "rsub":
+            a, b, name = b, a, "sub"
+        if name == "div":
+            mode = ctx.const(None, "rounding_mode", None)
+            if mode is not None:
+                if not ctx.out_dtype().is_floating_point:
+                    raise ctx.unsupported(f"integer division with rounding_mode={mode!r}")
+                q = ctx.tmp("div", [a, b], ctx.out_dtype(), ctx.out_shape())
+                return ctx.emit("trunc" if mode == "trunc" else "floor", [q])
+            return ctx.emit("div", [a, b])
+        if not isinstance(a, Value) and not isinstance(b, Value):
+            ctx.fail("an op on two numbers")
+        return _elementwise(ctx, name, [a, b])
+    if name in ("max", "min") and overload in ("other",):
+        return _elementwise(ctx, "maximum" if name == "max" else "minimum",
+                            [ctx.arg(0), ctx.arg(1)])
+    if name in ("clamp", "clamp_min", "clamp_max", "hardtanh"):
+        x = ctx.tensor(0)
+        lo = ctx.arg(1, "min", None) if name != "clamp_max" else None
+        hi = ctx.arg(2 if name == "clamp" else 1, "max", None) if name != "clamp_min" else None
+        if name == "hardtanh":
+            lo, hi = ctx.arg(1, "min_val", -1.0), ctx.arg(2, "max_val", 1.0)
+        if lo is not None and hi is not None:
+            return _elementwise(ctx, "clamp", [x, lo, hi])
+        if lo is not None:
+            return _elementwise(ctx, "maximum", [x, lo])
+        if hi is not None:
+            return _elementwise(ctx, "minimum", [x, hi])
+        return ctx.result(x.name)
+    if name == "where":
+        if overload == "default" or not ctx.has(1):
+            raise ctx.unsupported("where with one argument (nonzero)")
+        return _elementwise(ctx, "where", [ctx.arg(0), ctx.arg(1), ctx.arg(2)])
+    if name == "masked_fill":
+        x, mask, v = ctx.tensor(0), ctx.tensor(1), ctx.arg(2)
+        return _fix_dtype(ctx, g.emit("where", [mask, v, x], ctx.base()),
+                          result_type([v, x]))
+    if name == "lerp":
+        return _elementwise(ctx, "lerp", [ctx.arg(0), ctx.arg(1), ctx.arg(2)])
+    if name == "leaky_relu":
+        x = ctx.tensor(0)
+        slope = ctx.arg(1, "negative_slope", 0.01)
+        pos = ctx.tmp("gt", [x, 0], torch.bool, x.shape)
+        return ctx.emit("where", [pos, x, ctx.tmp("mul", [x, slope], x.dtype, x.shape)])
+    if name in _IDENTITY or (name == "dropout" and not ctx.const(2, "train", True)):
+        x = ctx.tensor(0)
+        dtype = ctx.out_dtype()
+        if dtype != x.dtype:
+            return ctx.emit("cast", [x], dtype=dtype)
+        return Value(x.name, x.dtype, x.shape, view=name in _VIEWS or x.view)
+    # ---- reductions
+    if name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "nansum"):
+        if name == "nansum":
+            raise ctx.unsupported()
+        x = ctx.tensor(0)
+        if name in ("max", "min"):
+            if overload == "dim":
+                dim = ctx.const(1)
+                keep = ctx.const(2, "keepdim", False)
+                vals = _reduce(ctx, "amax" if name == "max" else "amin", x, [dim], keep)
+                return _convert.Multi([
+                    lambda c: c.result(vals),
+                    _convert.Unsupported(ctx.conv.describe(
+                        ctx.node, f"cannot express the indices of {name} (argmax/argmin) in a "
+                              "fuserc graph"))])
+            if overload == "default":
+                return ctx.result(_reduce(ctx, "amax" if name == "max" else "amin", x, None,
+                                          False))
+            raise ctx.unsupported()
+        if overload == "default" and name not in ("amax", "amin"):
+            dims, keep = None, False
+        else:
+            dims, keep = ctx.const(1, "dim", None), ctx.const(2, "keepdim", False)
+        dtype = ctx.const(None if overload != "default" else 1, "dtype", None) \
+            if name in ("sum", "mean") else None
+        if name == "prod" and overload == "default":
+            dtype = ctx.const(1, "dtype", None)
+        if name == "prod" and dtype is not None:
+            x = _cast(ctx, x, dtype)
+            dtype = None
+        return _fix_dtype(ctx, _reduce(ctx, name, x, dims, keep, dtype), None)
+    if name in ("var", "std", "var_mean", "std_mean"):
+        return _var(ctx, name, overload, name.endswith("_mean"))
+    if name in ("_softmax", "softmax", "_log_softmax", "log_softmax"):
+        return _normalize_softmax(ctx, "log" in name)
+    if name == "native_layer_norm":
+        return _layer_norm(ctx)
+    r = _aten_shape.convert(ctx, name, overload)
+    if r is not None:
+        return r
+    if name in ("sym_size", "sym_numel", "sym_stride", "_local_scalar_dense", "item"):
+        raise ctx.unsupported("reading a size or a value as a number")
+    raise ctx.unsupported()

@@ -1,0 +1,391 @@
+"""Owns the part of the ATen-to-contract table (see _aten.py) that moves data rather than
+computing: views and shape ops (reshape, expand, permute, slices, cat, pad, indexing), creation
+(full, arange) and random ops. convert(ctx, name, overload) returns None for other ops."""
+import torch
+
+from . import _convert
+from ._graph import Value
+from ._symbolic import Extent
+
+_F32 = torch.float32
+
+
+def _cast(ctx, v, dtype):
+    if isinstance(v, Value) and v.dtype != dtype:
+        return Value(ctx.g.emit("cast", [v], ctx.base(), dtype=dtype), dtype, v.shape)
+    return v
+
+def _json_shape(ctx, shape, what):
+    out = []
+    for e in shape:
+        j = e.json()
+        if j is None:
+            ctx.fail(f"{what} has an extent {e} that a fuserc graph cannot name (only integers "
+                     "and symbols)")
+        out.append(j)
+    return out
+
+
+def _reshape_shape(ctx, shape):
+    """A reshape target: names where possible, one -1 for an extent the contract cannot name."""
+    out = [e.json() for e in shape]
+    unnamed = [k for k, j in enumerate(out) if j is None]
+    if len(unnamed) > 1:
+        ctx.fail(f"reshape to ({', '.join(map(str, shape))}): more than one extent is a "
+                 "product of symbols (a fuserc reshape can leave one as -1)")
+    for k in unnamed:
+        out[k] = -1
+    return out
+
+
+def _bound(e, extent):
+    """A slice bound: an int (negatives from the end), a symbol, or None."""
+    if e.is_constant:
+        return e.constant
+    if e.symbol is not None:
+        return e.symbol
+    if extent is not None and len(e.symbols) == 1 and e.coeff == 1 and \
+            extent.symbol == e.symbols[0] and e.offset < 0:
+        return e.offset
+    return None
+
+
+def _slice(ctx, x, dim, start, end, step=1):
+    rank = x.rank
+    dim = dim + rank if dim < 0 else dim
+    starts = [0] * rank
+    ends = [x.shape[k].json() if x.shape[k].json() is not None else 2**62 - 1
+            for k in range(rank)]
+    steps = [1] * rank
+    big = Extent(2**62)
+    if start is not None:
+        s = _bound(start, x.shape[dim])
+        if s is None:
+            ctx.fail(f"a slice start {start} that a fuserc graph cannot state")
+        starts[dim] = s
+    if end is not None and not (end.is_constant and end.constant >= 2**62):
+        e = _bound(end, x.shape[dim])
+        if e is None:
+            ctx.fail(f"a slice end {end} that a fuserc graph cannot state")
+        ends[dim] = e
+    del big
+    steps[dim] = step
+    return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
+
+
+
+def _random(ctx, op, shape, dtype):
+    return ctx.g.emit(op, ctx.conv.rng_args(), ctx.base(), shape=_json_shape(ctx, shape,
+                                                                               "a random tensor"),
+                      dtype=dtype)
+
+
+def _full(ctx, shape, value, dtype):
+    if isinstance(value, Value):
+        ctx.fail("a fill value that is a tensor")
+    if dtype == torch.bool:
+        value = bool(value)
+    elif not dtype.is_floating_point:
+        value = int(value)
+    else:
+        value = float(value)
+    return ctx.g.emit("full", [], ctx.base(), shape=_json_shape(ctx, shape, "a new tensor"),
+                      value=value, dtype=dtype)
+
+
+
+def _index_select(ctx, x, dim, idx, out_shape):
+    if idx.rank == 1:
+        return ctx.g.emit("index_select", [x, idx], ctx.base(), dim=dim)
+    flat = ctx.tmp("reshape", [idx], idx.dtype, [Extent(0)], shape=[-1])
+    sel = ctx.tmp("index_select", [x, flat], x.dtype, [], dim=dim)
+    return ctx.g.emit("reshape", [sel], ctx.base(), shape=_reshape_shape(ctx, out_shape))
+
+
+
+def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
+    g = ctx.g
+    # ---- views and shape ops
+    if name in ("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias"):
+        x = ctx.tensor(0)
+        shape = ctx.out_shape()
+        if shape == x.shape:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        return Value(g.emit("reshape", [x], ctx.base(), shape=_reshape_shape(ctx, shape)),
+                     x.dtype, shape, view=True)
+    if name in ("expand", "expand_copy"):
+        x = ctx.tensor(0)
+        out = ctx.out_shape()
+        lead = len(out) - x.rank
+        if lead < 0:
+            ctx.fail("expand to a lower rank")
+        src = x
+        for _ in range(lead):
+            src = Value(g.emit("unsqueeze", [src], ctx.base(), dim=0), x.dtype,
+                        [Extent(1)] + src.shape)
+        if src.shape == out:
+            return Value(src.name, x.dtype, out, view=True)
+        target = []
+        for k, e in enumerate(out):
+            if src.shape[k] == e:
+                target.append(-1)
+            else:
+                j = e.json()
+                if j is None:
+                    ctx.fail(f"expand to an extent {e} that a fuserc graph cannot name")
+                target.append(j)
+        return Value(g.emit("expand", [src], ctx.base(), shape=target), x.dtype, out, view=True)
+    if name in ("permute", "permute_copy"):
+        x = ctx.tensor(0)
+        dims = [d + x.rank if d < 0 else d for d in ctx.const(1)]
+        return Value(g.emit("permute", [x], ctx.base(), dims=dims), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("transpose", "t", "transpose_copy", "t_copy", "numpy_T"):
+        x = ctx.tensor(0)
+        if x.rank < 2:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        d0, d1 = (0, 1) if name.startswith("t") and not name.startswith("transpose") \
+            else (ctx.const(1), ctx.const(2))
+        perm = list(range(x.rank))
+        d0, d1 = d0 % x.rank, d1 % x.rank
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return Value(g.emit("permute", [x], ctx.base(), dims=perm), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("unsqueeze", "unsqueeze_copy"):
+        x = ctx.tensor(0)
+        d = ctx.const(1)
+        d = d + x.rank + 1 if d < 0 else d
+        return Value(g.emit("unsqueeze", [x], ctx.base(), dim=d), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("squeeze", "squeeze_copy"):
+        x = ctx.tensor(0)
+        if overload in ("dim", "dims"):
+            dims = ctx.const(1)
+            dims = [dims] if isinstance(dims, int) else list(dims)
+        else:
+            dims = list(range(x.rank))
+        dims = sorted({d % x.rank for d in dims} if x.rank else set())
+        dims = [d for d in dims if x.shape[d] == Extent(1)]
+        if not dims:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        return Value(g.emit("squeeze", [x], ctx.base(), dims=dims), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name in ("slice", "slice_copy"):
+        x = ctx.tensor(0)
+        dim = ctx.const(1, "dim", 0)
+        start = ctx.size(2, "start", None) if ctx.has(2, "start") and \
+            ctx.node.args[2:3] != [None] else None
+        end = ctx.size(3, "end", None) if ctx.has(3, "end") and \
+            (ctx.node.args[3] if len(ctx.node.args) > 3 else ctx.node.kwargs.get("end")) \
+            is not None else None
+        step = ctx.const(4, "step", 1)
+        shape = ctx.out_shape()
+        if end is not None and end.is_constant and end.constant >= 2**62:
+            end = None
+        if (start is None or start == Extent(0)) and end is None and step == 1:
+            return Value(x.name, x.dtype, x.shape, view=True)
+        return Value(_slice(ctx, x, dim, start, end, step), x.dtype, shape, view=True)
+    if name in ("select", "select_copy"):
+        x = ctx.tensor(0)
+        dim = ctx.const(1) % x.rank
+        idx = ctx.size(2)
+        end = None if idx.constant == -1 else Extent(idx.constant + 1) \
+            if idx.is_constant else Extent(idx.coeff, idx.symbols, idx.offset + 1)
+        if idx.symbols and not (idx.symbol is None and idx.offset < 0):
+            ctx.fail("a select index that depends on the sizes")
+        kshape = list(x.shape)
+        kshape[dim] = Extent(1)
+        s = Value(_slice(ctx, x, dim, idx, end), x.dtype, kshape)
+        return Value(g.emit("squeeze", [s], ctx.base(), dims=[dim]), x.dtype, ctx.out_shape(),
+                     view=True)
+    if name == "narrow":
+        x = ctx.tensor(0)
+        dim = ctx.const(1) % x.rank
+        start, length = ctx.const(2), ctx.const(3)
+        return Value(_slice(ctx, x, dim, Extent(start), Extent(start + length)), x.dtype,
+                     ctx.out_shape(), view=True)
+    if name in ("split", "split_with_sizes", "chunk", "unbind", "unsafe_split",
+                "split_with_sizes_copy", "split_copy"):
+        return _split(ctx, name)
+    if name == "cat":
+        tensors = [t for t in ctx.arg(0, "tensors") if not (t.rank == 1 and t.shape[0] ==
+                                                           Extent(0))]
+        dim = ctx.const(1, "dim", 0)
+        dtype = ctx.out_dtype()
+        tensors = [_cast(ctx, t, dtype) for t in tensors]
+        if len(tensors) == 1:
+            return tensors[0]
+        return ctx.emit("cat", tensors, dim=dim % tensors[0].rank)
+    if name == "stack":
+        tensors = ctx.arg(0, "tensors")
+        dim = ctx.const(1, "dim", 0)
+        dim = dim % (tensors[0].rank + 1)
+        parts = [Value(g.emit("unsqueeze", [t], ctx.base(), dim=dim), t.dtype,
+                       t.shape[:dim] + [Extent(1)] + t.shape[dim:]) for t in tensors]
+        parts = [_cast(ctx, p, ctx.out_dtype()) for p in parts]
+        return ctx.emit("cat", parts, dim=dim) if len(parts) > 1 else parts[0]
+    if name == "constant_pad_nd":
+        x = ctx.tensor(0)
+        pad = ctx.const(1)
+        value = ctx.const(2, "value", 0)
+        pads = [[0, 0] for _ in range(x.rank)]
+        for k in range(len(pad) // 2):
+            pads[x.rank - 1 - k] = [pad[2 * k], pad[2 * k + 1]]
+        return ctx.emit("pad", [x], pads=pads, value=value if value != 0 else None)
+    if name in ("index_select",):
+        x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
+        return ctx.result(_index_select(ctx, x, dim % x.rank, idx, ctx.out_shape()))
+    if name == "index" and overload == "Tensor":
+        x, indices = ctx.tensor(0), ctx.arg(1)
+        given = [k for k, t in enumerate(indices) if t is not None]
+        if len(given) != 1 or indices[given[0]].dtype not in (torch.int32, torch.int64):
+            raise ctx.unsupported("indexing with several index tensors or a mask")
+        return ctx.result(_index_select(ctx, x, given[0], indices[given[0]], ctx.out_shape()))
+    if name == "embedding":
+        w, idx = ctx.tensor(0), ctx.tensor(1)
+        return ctx.result(_index_select(ctx, w, 0, idx, ctx.out_shape()))
+    if name == "gather":
+        x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
+        return ctx.emit("gather", [x, idx], dim=dim % x.rank)
+    # ---- creation
+    if name in ("full", "zeros", "ones", "new_full", "new_zeros", "new_ones", "full_like",
+                "zeros_like", "ones_like", "scalar_tensor", "fill", "zero"):
+        shape, dtype = ctx.out_shape(), ctx.out_dtype()
+        value = {"zeros": 0, "new_zeros": 0, "zeros_like": 0, "zero": 0, "ones": 1,
+                 "new_ones": 1, "ones_like": 1}.get(name)
+        if value is None:
+            k = {"full": 1, "new_full": 2, "full_like": 1, "scalar_tensor": 0, "fill": 1}[name]
+            value = ctx.arg(k, "fill_value" if name != "fill" else "value")
+            if isinstance(value, Value):
+                if name != "fill" or value.rank != 0:
+                    ctx.fail("a fill value that is a tensor")
+                x = ctx.target(0)
+                return ctx.emit("expand", [_cast(ctx, value, dtype)],
+                                shape=_json_shape(ctx, x.shape, "fill_"))
+        return ctx.result(_full(ctx, shape, value, dtype))
+    if name in ("empty", "empty_like", "new_empty", "empty_strided", "empty_permuted"):
+        return Value(ctx.base(), ctx.out_dtype(), ctx.out_shape(), uninitialized=True)
+    if name == "arange":
+        shape, dtype = ctx.out_shape(), ctx.out_dtype()
+        if overload == "default":
+            start, step = 0, 1
+        elif overload == "start":
+            start, step = ctx.const(0), 1
+        else:
+            start, step = ctx.const(0), ctx.const(2, "step", 1)
+        return ctx.emit("iota", [], length=_json_shape(ctx, shape, "arange")[0], start=start,
+                        step=step, dtype=dtype)
+    # ---- random
+    if name in ("rand", "randn", "rand_like", "randn_like", "uniform", "normal", "bernoulli",
+                "native_dropout", "dropout"):
+        return _random_op(ctx, name, overload)
+    if name == "copy":
+        dst, src = ctx.target(0), ctx.arg(1)
+        v = _cast(ctx, src, dst.dtype)
+        if not isinstance(v, Value):
+            return ctx.result(_full(ctx, dst.shape, v, dst.dtype))
+        if v.shape != dst.shape:
+            v = Value(g.emit("broadcast_in_dim", [v], ctx.base(),
+                             shape=_json_shape(ctx, dst.shape, "copy_"),
+                             broadcast_dims=list(range(dst.rank - v.rank, dst.rank))),
+                      dst.dtype, dst.shape)
+        return Value(v.name, v.dtype, v.shape)
+    if name == "copy_":
+        return convert(ctx, "copy", overload)
+    return None
+
+
+def _split(ctx, name):
+    x = ctx.tensor(0)
+    g = ctx.g
+    if name == "unbind":
+        dim = ctx.const(1, "dim", 0) % x.rank
+        n = x.shape[dim].constant
+        if n is None:
+            ctx.fail("unbind along a symbolic dimension")
+
+        def item(k):
+            def make(c):
+                kshape = list(x.shape)
+                kshape[dim] = Extent(1)
+                s = Value(_slice(c, x, dim, Extent(k), Extent(k + 1)), x.dtype, kshape)
+                return Value(g.emit("squeeze", [s], c.base(), dims=[dim]), x.dtype,
+                             c.out_shape(), view=True)
+            return make
+        return _convert.Multi([item(k) for k in range(n)])
+    dim = ctx.const(2, "dim", 0) % x.rank
+    raw = ctx.nodes
+    total = x.shape[dim]
+    if name == "chunk":
+        chunks = ctx.const(1)
+        size = total.constant
+        if size is None:
+            ctx.fail("chunk along a symbolic dimension")
+        step = -(-size // chunks)
+        sizes = [min(step, size - k) for k in range(0, size, step)]
+    elif name.startswith("split_with_sizes"):
+        sizes = ctx.const(1)
+    else:
+        split = ctx.const(1)
+        if isinstance(split, (list, tuple)):
+            sizes = list(split)
+        else:
+            size = total.constant
+            if size is None:
+                ctx.fail("split along a symbolic dimension")
+            sizes = [min(split, size - k) for k in range(0, size, split)]
+    del raw
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+
+    def item(k):
+        def make(c):
+            return Value(_slice(c, x, dim, Extent(starts[k]), Extent(starts[k] + sizes[k])),
+                         x.dtype, c.out_shape(), view=True)
+        return make
+    return _convert.Multi([item(k) for k in range(len(sizes))])
+
+
+def _random_op(ctx, name, overload):
+    g = ctx.g
+    if name in ("native_dropout", "dropout"):
+        x = ctx.tensor(0)
+        p = ctx.const(1)
+        train = ctx.const(2, "train", True)
+        if not train or p == 0:
+            ones = Value(g.emit("full", [], ctx.base(), shape=_json_shape(ctx, x.shape, "dropout"),
+                                value=True, dtype=torch.bool), torch.bool, x.shape)
+            return _convert.Multi([lambda c: Value(x.name, x.dtype, x.shape), lambda c: ones])
+        r = Value(_random(ctx, "rand", x.shape, _F32), _F32, x.shape)
+        keep = Value(g.emit("lt", [r, 1.0 - p], ctx.base()), torch.bool, x.shape)
+        kept = Value(g.emit("where", [keep, x, 0], ctx.base()), x.dtype, x.shape)
+        out = Value(g.emit("mul", [kept, 1.0 / (1.0 - p)], ctx.base()), x.dtype, x.shape)
+        if name == "dropout":
+            return out
+        return _convert.Multi([lambda c: out, lambda c: keep])
+    shape, dtype = ctx.out_shape(), ctx.out_dtype()
+    if not dtype.is_floating_point and name != "bernoulli":
+        raise ctx.unsupported("random integers")
+    if name == "bernoulli":
+        if overload not in ("p", "float"):
+            p = ctx.arg(1, "p", None)
+            if p is None:
+                p = ctx.tensor(0)
+        else:
+            p = ctx.const(1, "p", 0.5)
+        r = Value(_random(ctx, "rand", shape, _F32), _F32, shape)
+        return ctx.emit("cast", [Value(g.emit("lt", [r, p], ctx.base()), torch.bool, shape)],
+                        dtype=dtype)
+    gen = "randn" if name.startswith("randn") or name == "normal" else "rand"
+    rdt = dtype if dtype in (torch.float32, torch.float64) else _F32
+    r = Value(_random(ctx, gen, shape, rdt), rdt, shape)
+    if name == "uniform":
+        lo, hi = ctx.const(1, "from", 0.0), ctx.const(2, "to", 1.0)
+        if (lo, hi) != (0.0, 1.0):
+            r = Value(g.emit("add", [Value(g.emit("mul", [r, hi - lo], ctx.base()), rdt, shape),
+                                     lo], ctx.base()), rdt, shape)
+    if name == "normal":
+        mean, std = ctx.const(1, "mean", 0.0), ctx.const(2, "std", 1.0)
+        if (mean, std) != (0.0, 1.0):
+            r = Value(g.emit("add", [Value(g.emit("mul", [r, std], ctx.base()), rdt, shape),
+                                     mean], ctx.base()), rdt, shape)
+    return _cast(ctx, r, dtype)

@@ -1,0 +1,402 @@
+"""Owns turning three aligned traces (see _trace.py, _symbolic.py) into a fusion graph: inputs
+and symbols, each live ATen op through the table of _aten.py, in-place updates of inputs as
+aliased outputs, and the structure of what the function returns."""
+import torch
+import torch.utils._pytree as pytree
+
+from . import _aten
+from ._graph import GraphBuilder, Value
+from ._symbolic import Extent, resolve
+from ._trace import ExportError, user_location
+
+_MISSING = object()
+
+
+class Unsupported:
+    """A result that cannot be expressed, reported only if something uses it."""
+
+    def __init__(self, message):
+        self.message = message
+
+
+class Multi:
+    """An op with several results, each made when a getitem asks for it: items[i](ctx)."""
+
+    def __init__(self, items):
+        self.items = items
+
+
+def target_name(node):
+    t = node.target
+    if node.op == "get_attr":
+        return f"constant {t}"
+    name = getattr(t, "__name__", None) or str(t)
+    if hasattr(t, "overloadpacket"):
+        return f"aten.{t.overloadpacket.__name__}.{t._overloadname}"
+    return getattr(t, "__module__", "") + "." + name if name == "getitem" else name
+
+
+def _meta(node):
+    """Per result of the node: (shape tuple, dtype), or None where it is not a tensor."""
+    val = node.meta.get("val", _MISSING)
+    if val is _MISSING:
+        val = node.meta.get("tensor_meta", None)
+
+    def one(v):
+        if v is None or not hasattr(v, "shape") or not hasattr(v, "dtype"):
+            return None
+        return tuple(int(d) for d in v.shape), v.dtype
+    if isinstance(val, (tuple, list)):
+        return [one(v) for v in val]
+    return [one(val)]
+
+
+def _is_inplace(node):
+    schema = getattr(node.target, "_schema", None)
+    if schema is None or not schema.arguments:
+        return False
+    alias = schema.arguments[0].alias_info
+    return alias is not None and alias.is_write and not schema.arguments[0].kwarg_only
+
+
+class Context:
+    """What a converter sees of one node: its arguments (aligned across the three traces),
+    its results' shapes and dtype, and the graph to emit into."""
+
+    def __init__(self, conv, nodes):
+        self.conv = conv
+        self.nodes = nodes  # the node in each trace
+        self.node = nodes[0]
+        self.g = conv.g
+        self.name = target_name(self.node)
+
+    # ---- arguments
+    def _raw(self, i, kw, default):
+        out = []
+        for n in self.nodes:
+            if i is not None and i < len(n.args):
+                out.append(n.args[i])
+            elif kw is not None and kw in n.kwargs:
+                out.append(n.kwargs[kw])
+            elif default is _MISSING:
+                self.fail(f"argument {kw or i} is missing")
+            else:
+                out.append(default)
+        return out
+
+    def has(self, i, kw=None):
+        return (i is not None and i < len(self.node.args)) or (kw is not None and
+                                                              kw in self.node.kwargs)
+
+    def arg(self, i, kw=None, default=_MISSING):
+        """A tensor argument as a Value, a number (the same in every trace, or a size that
+        becomes a computed value), None, or a list of those."""
+        return self.conv.convert_arg(self, self._raw(i, kw, default))
+
+    def tensor(self, i, kw=None):
+        v = self.arg(i, kw)
+        if not isinstance(v, Value):
+            self.fail(f"argument {kw or i} is not a tensor")
+        return v
+
+    def const(self, i, kw=None, default=_MISSING):
+        """A Python value that must be the same in every trace (a dim, a flag, a number)."""
+        raw = self._raw(i, kw, default)
+        if any(r != raw[0] for r in raw[1:]):
+            self.fail(f"argument {kw or i} ({raw[0]!r}) changes with the sizes of the inputs "
+                      f"({', '.join(map(repr, raw))} in three traces)")
+        return raw[0]
+
+    def size(self, i, kw=None, default=_MISSING):
+        return self.conv.extent(self, self._raw(i, kw, default))
+
+    def sizes(self, i, kw=None, default=_MISSING):
+        raw = self._raw(i, kw, default)
+        if raw[0] is None:
+            return None
+        if isinstance(raw[0], int) and not isinstance(raw[0], bool):
+            return [self.conv.extent(self, raw)]
+        if any(len(r) != len(raw[0]) for r in raw):
+            self.fail("a list of sizes changes length with the sizes of the inputs")
+        return [self.conv.extent(self, [r[k] for r in raw]) for k in range(len(raw[0]))]
+
+    # ---- results
+    def meta(self, k=0):
+        m = self.conv.metas[self.node][k] if k < len(self.conv.metas[self.node]) else None
+        if m is None:
+            self.fail("PyTorch recorded no shape for this op's result")
+        return m
+
+    def out_shape(self, k=0):
+        return self.conv.shape_of(self, [self.conv.metas[n][k][0] for n in self.nodes])
+
+    def out_dtype(self, k=0):
+        return self.meta(k)[1]
+
+    def result(self, name, k=0, **flags):
+        return Value(name, self.out_dtype(k), self.out_shape(k), **flags)
+
+    def emit(self, op, args, **attrs):
+        """Emits the op as this node's result (cast to PyTorch's dtype if the contract's
+        differs)."""
+        name = self.g.emit(op, args, self.base(), **attrs)
+        return self.result(name)
+
+    def tmp(self, op, args, dtype, shape, **attrs):
+        return Value(self.g.emit(op, args, self.base(), **attrs), dtype, shape)
+
+    def target(self, i=0):
+        """The tensor an in-place op overwrites, which may be uninitialized (torch.empty)."""
+        a = self.node.args[i]
+        v = self.conv.lookup(a)
+        if not isinstance(v, Value):
+            self.fail(f"argument {i} is not a tensor")
+        return v
+
+    def base(self):
+        return self.node.name
+
+    def fail(self, message):
+        raise ExportError(self.conv.describe(self.node, message))
+
+    def unsupported(self, why=None):
+        return ExportError(self.conv.describe(
+            self.node, f"cannot express {self.name}" + (f" ({why})" if why else "") +
+            " in a fuserc graph"))
+
+
+class ReturnSpec:
+    """How the package's outputs become what the traced function returned."""
+
+    def __init__(self, spec, leaves):
+        self.spec = spec
+        self.leaves = leaves  # per leaf: an output index, or None
+
+    def build(self, results):
+        return pytree.tree_unflatten([None if j is None else results[j] for j in self.leaves],
+                                     self.spec)
+
+
+class Converter:
+    def __init__(self, traces, sizes, inputs, name, ranges):
+        self.traces = traces
+        self.sizes = sizes
+        self.inputs = inputs
+        self.g = GraphBuilder(name)
+        self.values = {}  # node of trace A -> Value / Multi / Unsupported / list
+        self.current = {}  # node of trace A -> its value after in-place updates
+        self.root = {}  # an in-place op's node -> the node it updated (the same tensor)
+        self.metas = {}
+        self.random_ops = 0
+        self.rng = None
+        self.size_cache = {}
+        for s in sorted(sizes[0]):
+            entry = {"hint": max(1, sizes[0][s])}
+            lo, hi = (ranges or {}).get(s, (None, None))
+            if lo is not None:
+                entry["min"] = int(lo)
+            if hi is not None:
+                entry["max"] = int(hi)
+            self.g.symbols[s] = entry
+
+    # ---- sizes
+    def extent(self, ctx, raw):
+        if not all(isinstance(r, int) and not isinstance(r, bool) for r in raw):
+            ctx.fail(f"expected a size, got {raw[0]!r}")
+        e = resolve(list(raw), self.sizes)
+        if e is None:
+            ctx.fail(f"a size ({', '.join(map(str, raw))} in three traces) is no product of "
+                     "the symbols' values")
+        return e
+
+    def shape_of(self, ctx, shapes):
+        if any(len(s) != len(shapes[0]) for s in shapes):
+            ctx.fail("the rank of a result changes with the sizes of the inputs")
+        return [self.extent(ctx, [s[k] for s in shapes]) for k in range(len(shapes[0]))]
+
+    def size_value(self, ctx, e):
+        """A rank-0 i64 value equal to extent `e` at run time (a sum of ones per symbol)."""
+        if e in self.size_cache:
+            return self.size_cache[e]
+        if e.coeff.denominator != 1:
+            ctx.fail(f"a size {e} that is not an integer")
+        v = None
+        for s in e.symbols:
+            ones = self.g.emit("full", [], f"{s}_ones", shape=[s], value=1, dtype=torch.int64)
+            n = Value(self.g.emit("sum", [Value(ones, torch.int64, [Extent(1, (s,))])],
+                                  f"{s}_value", dims=[0]), torch.int64, [])
+            v = n if v is None else Value(self.g.emit("mul", [v, n], "size"), torch.int64, [])
+        if e.coeff != 1:
+            v = Value(self.g.emit("mul", [v, int(e.coeff)], "size"), torch.int64, [])
+        if e.offset:
+            v = Value(self.g.emit("add", [v, e.offset], "size"), torch.int64, [])
+        self.size_cache[e] = v
+        return v
+
+    # ---- arguments
+    def convert_arg(self, ctx, raw):
+        a = raw[0]
+        if isinstance(a, torch.fx.Node):
+            v = self.lookup(a)
+            if v is None:
+                ctx.fail(f"uses {a.name}, which was not converted")
+            if isinstance(v, Unsupported):
+                raise ExportError(v.message)
+            if isinstance(v, Value) and v.uninitialized:
+                ctx.fail(f"reads {a.name}, an uninitialized tensor (torch.empty)")
+            return v
+        if isinstance(a, (list, tuple)):
+            if any(not isinstance(r, (list, tuple)) or len(r) != len(a) for r in raw):
+                ctx.fail("a list argument changes length with the sizes of the inputs")
+            return [self.convert_arg(ctx, [r[k] for r in raw]) for k in range(len(a))]
+        if isinstance(a, bool) or a is None or isinstance(a, (str, torch.dtype, torch.device,
+                                                              torch.layout, torch.memory_format)):
+            if any(r != a for r in raw[1:]):
+                ctx.fail(f"argument {a!r} changes with the sizes of the inputs")
+            return a
+        if isinstance(a, int):
+            if all(r == a for r in raw):
+                return a
+            return self.size_value(ctx, self.extent(ctx, raw))
+        if isinstance(a, float):
+            if any(r != a and not (r != r and a != a) for r in raw[1:]):
+                ctx.fail(f"the number {a!r} depends on the sizes of the inputs or on a scalar "
+                         f"input read as a Python number ({', '.join(map(repr, raw))} in three "
+                         "traces); compute it with tensor operations")
+            return a
+        ctx.fail(f"an argument of type {type(a).__name__}")
+
+    def lookup(self, node):
+        """The value of a node now (after the in-place updates of its tensor so far)."""
+        return self.current.get(self.root.get(node, node), self.values.get(node))
+
+    def describe(self, node, message):
+        where = user_location(node)
+        return (f"fuserc.export: {target_name(node)} ('{node.name}'): {message}" +
+                (f"\n  from {where}" if where else ""))
+
+    # ---- the whole graph
+    def run(self):
+        A = self.traces[0]
+        for t in self.traces[1:]:
+            if len(t.nodes) != len(A.nodes) or any(
+                    target_name(a) != target_name(b) for a, b in zip(A.nodes, t.nodes)):
+                k = next((k for k, (a, b) in enumerate(zip(A.nodes, t.nodes))
+                          if target_name(a) != target_name(b)), min(len(A.nodes), len(t.nodes)))
+                node = A.nodes[min(k, len(A.nodes) - 1)] if A.nodes else None
+                msg = ("the function runs different ops at other sizes of its symbols "
+                       "(shape-dependent control flow), from here on")
+                raise ExportError(self.describe(node, msg) if node else "fuserc.export: " + msg)
+        for trace in self.traces:
+            for n in trace.nodes:
+                self.metas[n] = _meta(n)
+            for n in trace.placeholders:
+                self.metas[n] = _meta(n)
+        # Inputs.
+        for i, inp in enumerate(self.inputs):
+            phs = [t.placeholders[i] for t in self.traces]
+            if inp.kind == "scalar":
+                self.g.add_input(inp.name, inp.scalar_dtype)
+                self.values[phs[0]] = Value(inp.name, inp.scalar_dtype, [], scalar=True)
+                continue
+            shapes = [tuple(int(d) for d in m[0][0]) for m in (self.metas[p] for p in phs)]
+            ctx = Context(self, phs)
+            shape = self.shape_of(ctx, shapes)
+            self.g.add_input(inp.name, inp.value.dtype, [e.json() for e in shape])
+            self.values[phs[0]] = Value(inp.name, inp.value.dtype, shape)
+        live = self._live()
+        aligned = list(zip(*[t.nodes for t in self.traces]))
+        for nodes in aligned:
+            if nodes[0] not in live:
+                continue
+            ctx = Context(self, nodes)
+            result = _aten.convert(ctx)
+            self.values[nodes[0]] = result
+            if _is_inplace(nodes[0]) and isinstance(result, Value):
+                base = nodes[0].args[0]
+                before = self.lookup(base)
+                if isinstance(before, Value) and before.view:
+                    ctx.fail("updates a view of another tensor in place, which a fuserc graph "
+                             "cannot express (update the whole tensor, or return the result)")
+                root = self.root.get(base, base)
+                self.root[nodes[0]] = root
+                self.current[root] = result
+        return self._outputs()
+
+    def _live(self):
+        A = self.traces[0]
+        roots = [o for o in A.outputs if isinstance(o, torch.fx.Node)]
+        roots += [n for n in A.nodes if _is_inplace(n)]
+        live, stack = set(), list(roots)
+        while stack:
+            n = stack.pop()
+            if n in live:
+                continue
+            live.add(n)
+            stack.extend(n.all_input_nodes)
+        return live
+
+    def _outputs(self):
+        A = self.traces[0]
+        names, leaves, aliases = [], [], {}
+        input_names = {i.name for i in self.inputs}
+        user = [o for k, o in enumerate(A.outputs) if k not in A.mutations]
+        for o in user:
+            if o is None:
+                leaves.append(None)
+                continue
+            if not isinstance(o, torch.fx.Node):
+                raise ExportError(f"fuserc.export: the function returns {o!r}, not a tensor")
+            v = self.lookup(o)
+            if isinstance(v, Unsupported):
+                raise ExportError(v.message)
+            if not isinstance(v, Value) or v.scalar:
+                raise ExportError(f"fuserc.export: the function returns {o.name}, which is not "
+                                  "a tensor of the graph")
+            leaves.append(len(names))
+            names.append(v.name)
+        # Inputs updated in place: in-place ops (make_fx), or torch.export's mutation outputs.
+        updated = []
+        for i, inp in enumerate(self.inputs):
+            ph = A.placeholders[i]
+            if ph in self.current and self.current[ph] is not self.values[ph]:
+                updated.append((i, self.current[ph]))
+        for k, i in A.mutations.items():
+            o = A.outputs[k]
+            updated.append((i, self.lookup(o)))
+        for i, v in updated:
+            inp = self.inputs[i]
+            if inp.kind != "tensor":
+                raise ExportError(f"fuserc.export: input {inp.name!r} is a number updated in "
+                                  "place")
+            if v.dtype != inp.value.dtype:
+                v = Value(self.g.emit("cast", [v], inp.name + "_new", dtype=inp.value.dtype),
+                          inp.value.dtype, v.shape)
+            if v.name in input_names or v.name in aliases:
+                v = Value(self.g.emit("segment_set", [v], inp.name + "_new"), v.dtype, v.shape)
+            elif v.name not in names:  # readable: the updated value of p is p_new
+                v = Value(self.g.rename(v.name, inp.name + "_new"), v.dtype, v.shape)
+            aliases[v.name] = inp.name
+            names.append(v.name)
+        if not names:
+            raise ExportError("fuserc.export: the function returns no tensor and updates no "
+                              "input")
+        return self.g.document(names, aliases), ReturnSpec(A.out_spec, leaves)
+
+    def rng_args(self):
+        """The [seed, offset] arguments of the next random op (the graph's rng_seed and
+        rng_offset inputs; each op gets its own offset)."""
+        if self.rng is None:
+            for n in ("rng_seed", "rng_offset"):
+                if any(i.name == n for i in self.inputs):
+                    raise ExportError(f"fuserc.export: an input is named {n!r}, the name of the "
+                                      "random ops' seed input")
+                self.g.add_input(n, torch.int64)
+            self.rng = (Value("rng_seed", torch.int64, [], scalar=True),
+                        Value("rng_offset", torch.int64, [], scalar=True))
+        k = self.random_ops
+        self.random_ops += 1
+        if k == 0:
+            return list(self.rng)
+        off = Value(self.g.emit("add", [self.rng[1], k], "rng_offset"), torch.int64, [])
+        return [self.rng[0], off]

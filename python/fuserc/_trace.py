@@ -1,0 +1,314 @@
+"""Owns tracing a PyTorch function to ATen ops, three times (see _symbolic.py): with
+`torch.export` where the installed PyTorch has it, else `make_fx` (fake tensors, so nothing is
+computed). Also finds, for an op, the line of the user's code it came from.
+
+Python numbers among the example inputs become scalar inputs of the graph: during tracing they
+are 0-dim tensors (a float as float32, an int as int64, a bool as bool), whose type promotion is
+that of a Python number, so the traced ops are the ones the number would give.
+"""
+import inspect
+import os
+import re
+import traceback
+
+import torch
+import torch.utils._pytree as pytree
+
+from . import _symbolic
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
+_WRAPPER = "_fuserc_call_user_function"
+
+
+class ExportError(ValueError):
+    """A function fuserc cannot express as a fusion graph; the message names the first op that
+    cannot be expressed and the line of the user's code it came from."""
+
+
+class Input:
+    """One argument of the traced function: `name`, `kind` ("tensor" or "scalar"), and the
+    example value."""
+
+    def __init__(self, name, value):
+        self.name = name
+        self.value = value
+        if isinstance(value, torch.Tensor):
+            self.kind = "tensor"
+        elif isinstance(value, (bool, int, float)):
+            self.kind = "scalar"
+        else:
+            raise ExportError(f"argument {name!r} is a {type(value).__name__}: fuserc graphs take "
+                              "tensors and numbers (close over anything else, e.g. with "
+                              "functools.partial)")
+
+    @property
+    def scalar_dtype(self):
+        v = self.value
+        return torch.bool if isinstance(v, bool) else torch.int64 if isinstance(v, int) \
+            else torch.float32
+
+
+class Trace:
+    """One trace: the fx graph's nodes in order, its placeholders (one per input), the output
+    values (flat) with the structure to rebuild them, and for torch.export the inputs whose
+    updated value is an output (`mutations`: flat output index -> input index)."""
+
+    def __init__(self, nodes, placeholders, outputs, out_spec, mutations, module):
+        self.nodes = nodes
+        self.placeholders = placeholders
+        self.outputs = outputs
+        self.out_spec = out_spec
+        self.mutations = mutations
+        self.module = module
+
+
+def input_names(fn, n):
+    """The names of fn's first n positional parameters (arg0, ... for *args)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            break
+    names = names[:n]
+    names += [f"arg{i}" for i in range(len(names), n)]
+    return names
+
+
+def _symbol_values(inputs, dynamic):
+    """Per symbol its value in the example inputs; checks `dynamic`."""
+    values = {}
+    by_name = {i.name: i for i in inputs}
+    for name, dims in (dynamic or {}).items():
+        i = by_name.get(name)
+        if i is None:
+            raise ExportError(f"dynamic: no input named {name!r} (inputs: "
+                              f"{', '.join(by_name)})")
+        if i.kind != "tensor":
+            raise ExportError(f"dynamic: input {name!r} is a number, not a tensor")
+        for dim, sym in dims.items():
+            rank = i.value.dim()
+            if not -rank <= dim < rank:
+                raise ExportError(f"dynamic: input {name!r} has rank {rank}, no dimension {dim}")
+            if not isinstance(sym, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym):
+                raise ExportError(f"dynamic: symbol {sym!r} of {name!r} is not an identifier")
+            size = int(i.value.shape[dim])
+            if values.setdefault(sym, size) != size:
+                raise ExportError(f"dynamic: symbol {sym!r} is {values[sym]} in one input and "
+                                  f"{size} in {name!r}")
+    if len(values) > len(_symbolic.PRIMES_B):
+        raise ExportError(f"dynamic: at most {len(_symbolic.PRIMES_B)} symbols")
+    return values
+
+
+def _inputs_at(inputs, dynamic, sizes, k):
+    """The traced arguments with the symbols at `sizes` (trace k > 0 also moves the numbers, so
+    that a number read as a Python value shows up as a difference between traces)."""
+    out = []
+    for i in inputs:
+        if i.kind == "scalar":
+            v = i.value
+            if k and not isinstance(v, bool):
+                v = v + k if isinstance(v, int) else v * (1 + 0.25 * k) + 0.5 * k
+            out.append(torch.tensor(v, dtype=i.scalar_dtype))
+            continue
+        t = i.value
+        if k == 0:
+            out.append(t)
+            continue
+        shape = list(t.shape)
+        for dim, sym in (dynamic or {}).get(i.name, {}).items():
+            shape[dim] = sizes[sym]
+        if t.dtype.is_floating_point:
+            out.append(torch.randn(shape).to(t.dtype))
+        else:
+            out.append(torch.zeros(shape, dtype=t.dtype))
+    return out
+
+
+def trace(fn, inputs, dynamic, tracer):
+    """Three Traces of fn and the symbol values of each (a list of dicts)."""
+    base = _symbol_values(inputs, dynamic)
+    names = sorted(base)
+    sizes = [base,
+             {s: _symbolic.PRIMES_B[j] for j, s in enumerate(names)},
+             {s: _symbolic.PRIMES_C[j] for j, s in enumerate(names)}]
+    traces = []
+    for k, sz in enumerate(sizes):
+        args = _inputs_at(inputs, dynamic, sz, k)
+        try:
+            traces.append(_trace_export(fn, args) if tracer == "export"
+                          else _trace_make_fx(fn, args))
+        except ExportError:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported with the sizes that failed
+            at = ", ".join(f"{s}={v}" for s, v in sz.items())
+            text = str(e).splitlines()[0] if str(e) else ""
+            if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
+                why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
+                       "while tracing; compute with tensor operations)")
+            else:
+                why = f"{type(e).__name__}: {text}"
+                if k:
+                    why += " (fuserc needs it to work for every value of its symbols)"
+            where = _innermost_user_frame(traceback.extract_tb(e.__traceback__))
+            raise ExportError(f"fuserc.export: tracing the function{' at ' + at if k else ''} "
+                              f"failed: {why}" + (f"\n  from {where}" if where else "")) from e
+    return traces, sizes
+
+
+def default_tracer():
+    return "export" if hasattr(torch, "export") and hasattr(torch.export, "export") else "make_fx"
+
+
+def _decompositions():
+    from torch._decomp import get_decompositions
+    aten = torch.ops.aten
+    wanted = [getattr(aten, n) for n in (
+        "elu", "softplus", "hardsigmoid", "hardswish", "mish", "leaky_relu", "hardtanh",
+        "threshold", "logit", "addcmul", "addcdiv", "native_group_norm", "logsumexp",
+        "nan_to_num", "xlogy", "std", "std_mean", "glu", "silu_backward", "celu", "selu",
+        "softshrink", "hardshrink", "rms_norm", "linalg_vector_norm", "norm")
+        if hasattr(aten, n)]
+    return get_decompositions(wanted)
+
+
+def _wrap(fn):
+    def _fuserc_call_user_function(*args):
+        return fn(*args)
+    return _fuserc_call_user_function
+
+
+def _trace_make_fx(fn, args):
+    from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
+    kwargs = {"decomposition_table": _decompositions(), "tracing_mode": "fake"}
+    params = inspect.signature(make_fx).parameters
+    if "record_stack_traces" in params:
+        kwargs["record_stack_traces"] = True
+    old = PythonKeyTracer.__dict__.get("record_stack_traces")
+    PythonKeyTracer.record_stack_traces = True
+    try:
+        gm = make_fx(_wrap(fn), **kwargs)(*args)
+    finally:
+        if old is None:
+            del PythonKeyTracer.record_stack_traces
+        else:
+            PythonKeyTracer.record_stack_traces = old
+    nodes = [n for n in gm.graph.nodes if n.op in ("call_function", "get_attr")]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    flat, spec = pytree.tree_flatten(out_node.args[0])
+    return Trace(nodes, placeholders, flat, spec, {}, gm)
+
+
+def _trace_export(fn, args):
+    wrapped = _wrap(fn)
+
+    class Function(torch.nn.Module):
+        def forward(self, *a):
+            return wrapped(*a)
+
+    ep = torch.export.export(Function(), tuple(args))
+    ep = ep.run_decompositions()
+    gm = ep.graph_module
+    sig = ep.graph_signature
+    all_ph = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    user_inputs = list(sig.user_inputs)
+    if len(user_inputs) != len(args) or len(all_ph) != len(args):
+        lifted = [n.name for n in all_ph if n.name not in user_inputs]
+        raise ExportError("the function uses tensors that are not among its inputs (" +
+                          ", ".join(lifted) + "): pass them as arguments")
+    by_name = {n.name: n for n in all_ph}
+    placeholders = [by_name[u] for u in user_inputs]
+    nodes = [n for n in gm.graph.nodes if n.op in ("call_function", "get_attr")]
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    flat_all = list(pytree.tree_flatten(out_node.args[0])[0])
+    # Which outputs are updated inputs: the signature's output specs (PyTorch >= 2.2), else
+    # its user_inputs_to_mutate (the updated values come first).
+    out_specs = getattr(sig, "output_specs", None)
+    if out_specs and len(out_specs) == len(flat_all):
+        user_idx, mut = [], []
+        for k, spec in enumerate(out_specs):
+            kind = getattr(spec.kind, "name", str(spec.kind))
+            if kind == "USER_OUTPUT":
+                user_idx.append(k)
+            elif kind == "USER_INPUT_MUTATION":
+                mut.append((k, user_inputs.index(spec.target)))
+            else:
+                raise ExportError(f"the function has an output of kind {kind} (it updates "
+                                  "something that is not one of its inputs)")
+    else:
+        to_mutate = dict(getattr(sig, "user_inputs_to_mutate", {}) or {})
+        n_mut = len(to_mutate)
+        mut = [(k, user_inputs.index(to_mutate[getattr(v, "name", None)]))
+               for k, v in enumerate(flat_all[:n_mut])]
+        user_idx = list(range(n_mut, len(flat_all)))
+    user_outputs = [flat_all[k] for k in user_idx]
+    spec = None
+    for get in (lambda: ep.call_spec.out_spec,
+                lambda: ep.module_call_graph[0].signature.out_spec):
+        try:
+            spec = get()
+            if spec is not None:
+                break
+        except Exception:  # noqa: BLE001 - the attribute moved between PyTorch versions
+            spec = None
+    if spec is None or spec.num_leaves != len(user_outputs):
+        spec = pytree.tree_flatten(tuple(user_outputs))[1]
+    outputs = user_outputs + [flat_all[k] for k, _ in mut]
+    remap = {len(user_outputs) + j: i for j, (_, i) in enumerate(mut)}
+    return Trace(nodes, placeholders, outputs, spec, remap, gm)
+
+
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
+
+
+def _is_user_file(path):
+    path = os.path.abspath(path)
+    return not any(path.startswith(d + os.sep) for d in (_TORCH_DIR, _FUSERC_DIR, _STDLIB_DIR)) \
+        and not path.startswith("<")
+
+
+def _innermost_user_frame(frames):
+    """'file:line in function: code' of the innermost frame (the last of an outer-to-inner
+    list) in the user's code, or ''."""
+    user = [f for f in frames if _is_user_file(f.filename)]
+    if not user:
+        return ""
+    f = user[-1]
+    return f"{f.filename}:{f.lineno} in {f.name}" + (f": {f.line.strip()}" if f.line else "")
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([^\n]+)\n(?:\s+([^\n]*)\n?)?')
+
+
+def user_location(node):
+    """Where in the user's code an fx node came from: 'file:line in function: code', or ''."""
+    text = node.meta.get("stack_trace") or getattr(node, "stack_trace", None) or ""
+    frames = [(m.group(1), int(m.group(2)), m.group(3).strip(), (m.group(4) or "").strip())
+              for m in _FRAME.finditer(text)]
+    if not frames:
+        return ""
+    wrapper = [k for k, f in enumerate(frames) if f[2] == _WRAPPER]
+
+    def user(f):
+        return _is_user_file(f[0])
+    if wrapper:
+        w = wrapper[0]
+        # Which side of the wrapper is deeper: the side without the callers of fuserc.
+        before = [f for f in frames[:w] if f[0].startswith(_FUSERC_DIR)]
+        deeper = frames[w + 1:] if before else list(reversed(frames[:w]))
+        candidates = [f for f in deeper if user(f)]
+        pick = candidates[-1] if candidates else None
+    else:
+        candidates = [f for f in frames if user(f)]
+        pick = candidates[-1] if candidates else None
+    if pick is None:
+        return ""
+    where = f"{pick[0]}:{pick[1]} in {pick[2]}"
+    return where + (f": {pick[3]}" if pick[3] else "")

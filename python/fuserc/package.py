@@ -1,0 +1,367 @@
+"""Owns calling a compiled package on torch tensors: `fuserc.load(path)` gives a Package, and
+`pkg(*tensors, **scalars)` runs it.
+
+On CUDA tensors the kernels are launched on the current stream (torch.cuda.current_stream) with
+no host synchronisation; on CPU tensors they run in fuserc's CUDA emulator (the kernels' own
+CUDA source compiled by the host compiler, cached in $FUSERC_CACHE_DIR). Outputs are allocated
+with torch's allocator (or written into `out=`); an output written in place of an input updates
+that input tensor, which is what is returned for it. One plan is bound per device and shape
+signature (cached), so a call with shapes seen before costs a dictionary look-up, the checks
+and the launch.
+"""
+import ctypes
+import json
+
+import torch
+
+from . import _capi
+from ._capi import FUSERC_DEVICE_EMULATOR, check, lib
+from ._dtypes import TORCH_OF
+
+# Scalar inputs named so are the seed and offset of the random ops of an exported graph:
+# filled from torch's default generator when the caller does not give them.
+RNG_SEED, RNG_OFFSET = "rng_seed", "rng_offset"
+
+_CTYPE_OF = {"bool": ctypes.c_bool, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+             "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+class TensorSpec:
+    """An input or output of a package: `name`, `dtype` (the contract's name), `torch_dtype`,
+    `shape` (per dimension an int or a symbol name, or a formula), and for inputs `is_scalar`
+    and `has_strides`, for outputs `in_place_of` and `source_input` (an input index or -1)."""
+
+    def __init__(self, info, symbols):
+        self.name = info.name.decode()
+        self.dtype = _capi.DTYPE_NAMES[info.dtype]
+        self.torch_dtype = TORCH_OF[self.dtype]
+        self.rank = info.rank
+        self.is_scalar = bool(info.is_scalar)
+        self.has_strides = bool(info.has_strides)
+        self.in_place_of = info.in_place_of
+        self.source_input = info.source_input
+        self.shape = []
+        for d in range(info.rank):
+            if info.dim_symbol[d] >= 0:
+                self.shape.append(symbols[info.dim_symbol[d]]["name"])
+            elif info.dim_value[d] >= 0:
+                self.shape.append(int(info.dim_value[d]))
+            else:
+                self.shape.append(info.dim_formula[d].decode())
+
+    def __repr__(self):
+        if self.is_scalar:
+            return f"{self.name}: {self.dtype} scalar"
+        return f"{self.name}: {self.dtype}[{', '.join(str(e) for e in self.shape)}]"
+
+
+class _Bound:
+    """One plan: a binding of one shape signature on one device."""
+    __slots__ = ("plan", "lib", "output_shapes", "strides", "workspace_bytes")
+
+    def __init__(self, plan, inputs, outputs):
+        self.lib = lib()
+        self.plan = plan
+        l = self.lib
+        self.workspace_bytes = l.fuserc_plan_workspace_bytes(plan)
+        self.strides = []
+        for i, spec in enumerate(inputs):
+            strides = (ctypes.c_int64 * max(spec.rank, 1))()
+            check(l.fuserc_plan_input_strides(plan, i, strides))
+            self.strides.append(tuple(strides[k] for k in range(spec.rank)))
+        self.output_shapes = []
+        for j, spec in enumerate(outputs):
+            shape = (ctypes.c_int64 * max(spec.rank, 1))()
+            check(l.fuserc_plan_output_shape(plan, j, shape))
+            self.output_shapes.append(tuple(shape[k] for k in range(spec.rank)))
+
+    def __del__(self):
+        if self.plan:
+            self.lib.fuserc_plan_free(self.plan)
+            self.plan = None
+
+
+class _Handle:
+    """The package loaded for one device (the CPU emulator, or one CUDA device)."""
+
+    def __init__(self, path, device):
+        self.lib = lib()
+        self.plans = {}
+        self.ptr = None
+        options = _capi.LoadOptions(device, None)
+        handle = ctypes.c_void_p()
+        check(self.lib.fuserc_package_load(path.encode(), ctypes.byref(options),
+                                           ctypes.byref(handle)))
+        self.ptr = handle
+
+    def __del__(self):
+        self.plans.clear()
+        if self.ptr:
+            self.lib.fuserc_package_free(self.ptr)
+            self.ptr = None
+
+
+class Package:
+    """A compiled package, callable on torch tensors (see the module's documentation)."""
+
+    def __init__(self, path, returns=None):
+        """`returns`: how the outputs map to what the traced function returned (set by
+        fuserc.compile): None returns every output (one as a tensor, several as a tuple)."""
+        self.path = str(path)
+        self._returns = returns
+        self._handles = {}
+        meta = self._handle(None)
+        l = lib()
+        self.name = l.fuserc_package_name(meta.ptr).decode()
+        self.symbols = []
+        for k in range(l.fuserc_package_num_symbols(meta.ptr)):
+            s = _capi.SymbolInfo()
+            check(l.fuserc_package_symbol(meta.ptr, k, ctypes.byref(s)))
+            self.symbols.append({"name": s.name.decode(), "min": s.min, "max": s.max,
+                                 "hint": s.hint})
+        self.inputs, self.outputs = [], []
+        for k in range(l.fuserc_package_num_inputs(meta.ptr)):
+            info = _capi.TensorInfo()
+            check(l.fuserc_package_input(meta.ptr, k, ctypes.byref(info)))
+            self.inputs.append(TensorSpec(info, self.symbols))
+        for k in range(l.fuserc_package_num_outputs(meta.ptr)):
+            info = _capi.TensorInfo()
+            check(l.fuserc_package_output(meta.ptr, k, ctypes.byref(info)))
+            self.outputs.append(TensorSpec(info, self.symbols))
+        self._input_index = {s.name: i for i, s in enumerate(self.inputs)}
+        # An output listed a second time is the same tensor as its first listing.
+        first = {}
+        self._same_as = []
+        for j, s in enumerate(self.outputs):
+            self._same_as.append(first.setdefault(s.name, j) if s.in_place_of < 0 and
+                                 s.source_input < 0 else j)
+        self._rng = [self._input_index.get(RNG_SEED), self._input_index.get(RNG_OFFSET)]
+
+    def __repr__(self):
+        return (f"fuserc.Package({self.path!r}: ({', '.join(map(repr, self.inputs))}) -> "
+                f"({', '.join(map(repr, self.outputs))}))")
+
+    def _handle(self, device):
+        """The package loaded for `device` (None or a CPU device: the emulator)."""
+        key = None if device is None or device.type == "cpu" else device.index
+        h = self._handles.get(key)
+        if h is None:
+            h = self._handles[key] = _Handle(self.path,
+                                             FUSERC_DEVICE_EMULATOR if key is None else key)
+        return h
+
+    def inspect(self, **symbols):
+        """What `fuserc inspect --json` prints, as a dict; with symbol values (N=4096, ...)
+        also the sizes they give (under "bound")."""
+        l = lib()
+        h = self._handle(None)
+        values = None
+        if symbols:
+            names = [s["name"] for s in self.symbols]
+            unknown = set(symbols) - set(names)
+            if unknown:
+                raise ValueError(f"{self.name}: no symbol {sorted(unknown)[0]!r} "
+                                 f"(symbols: {', '.join(names) or 'none'})")
+            missing = [n for n in names if n not in symbols]
+            if missing:
+                raise ValueError(f"{self.name}: no value for symbol {missing[0]!r}")
+            values = (ctypes.c_int64 * len(names))(*[int(symbols[n]) for n in names])
+        n = len(self.symbols) if values is not None else 0
+        length = ctypes.c_size_t()
+        check(l.fuserc_package_inspect_json(h.ptr, values, n, None, 0, ctypes.byref(length)))
+        buf = ctypes.create_string_buffer(length.value + 1)
+        check(l.fuserc_package_inspect_json(h.ptr, values, n, buf, length.value + 1,
+                                            ctypes.byref(length)))
+        return json.loads(buf.value.decode())
+
+    # ------------------------------------------------------------------ calling
+
+    def _arrange(self, args, kwargs):
+        """The value of each input, in graph order, from positional and keyword arguments."""
+        inputs = self.inputs
+        if len(args) > len(inputs):
+            raise TypeError(f"{self.name}: {len(args)} positional arguments for "
+                            f"{len(inputs)} inputs ({', '.join(s.name for s in inputs)})")
+        values = list(args) + [None] * (len(inputs) - len(args))
+        for name, v in kwargs.items():
+            i = self._input_index.get(name)
+            if i is None:
+                raise TypeError(f"{self.name}: no input named {name!r} (inputs: "
+                                f"{', '.join(s.name for s in inputs)})")
+            if i < len(args):
+                raise TypeError(f"{self.name}: input {name!r} given twice")
+            values[i] = v
+        for i, v in enumerate(values):
+            if v is None:
+                if i in self._rng:
+                    values[i] = _draw_seed() if i == self._rng[0] else 0
+                else:
+                    raise TypeError(f"{self.name}: missing input {inputs[i].name!r}")
+        return values
+
+    def __call__(self, *args, out=None, **kwargs):
+        values = self._arrange(args, kwargs)
+        specs = self.inputs
+        device = None
+        for v, s in zip(values, specs):
+            if not s.is_scalar and isinstance(v, torch.Tensor):
+                device = v.device
+                break
+        if device is None:
+            device = torch.device("cpu")
+        cuda = device.type == "cuda"
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"{self.name}: tensors on {device} (fuserc runs on CUDA devices "
+                             "and, emulated, on the CPU)")
+        handle = self._handle(device)
+
+        # Inputs: checked against the specs; shapes are the plan's key.
+        n = len(specs)
+        in_ptrs = (ctypes.c_void_p * max(n, 1))()
+        keep = []  # host scalar values, alive until the launch
+        key = []
+        for i, (v, s) in enumerate(zip(values, specs)):
+            if s.is_scalar:
+                c = _scalar_value(v, s, self.name)
+                keep.append(c)
+                in_ptrs[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p) \
+                    if not isinstance(c, torch.Tensor) else c.data_ptr()
+                key.append(None)
+                continue
+            if not isinstance(v, torch.Tensor):
+                raise TypeError(f"{self.name}: input {s.name!r} must be a tensor "
+                                f"({s!r}), got {type(v).__name__}")
+            if v.dtype != s.torch_dtype:
+                raise TypeError(f"{self.name}: input {s.name!r} is {v.dtype}, the package "
+                                f"needs {s.torch_dtype} ({s!r})")
+            if v.device != device:
+                raise ValueError(f"{self.name}: input {s.name!r} is on {v.device}, the first "
+                                 f"tensor input on {device}")
+            key.append(tuple(v.shape))
+            in_ptrs[i] = v.data_ptr()
+        key = tuple(key)
+        bound = handle.plans.get(key)
+        if bound is None:
+            bound = self._bind(handle, key, device)
+        for i, (v, s) in enumerate(zip(values, specs)):
+            if s.is_scalar:
+                continue
+            want = bound.strides[i]
+            shape = key[i]
+            stride = v.stride()
+            for d in range(len(shape)):
+                if shape[d] > 1 and stride[d] != want[d]:
+                    need = want
+                    raise ValueError(
+                        f"{self.name}: input {s.name!r} has strides {tuple(stride)} but the "
+                        f"package needs {need} (" +
+                        ("pass .contiguous()" if not s.has_strides else
+                         "the layout its graph declares") + ")")
+
+        # Outputs: the inputs written in place, or new tensors (or the caller's `out`).
+        outs = self.outputs
+        if out is not None:
+            if isinstance(out, torch.Tensor):
+                out = (out,)
+            if len(out) != len(outs):
+                raise ValueError(f"{self.name}: out= has {len(out)} tensors for "
+                                 f"{len(outs)} outputs")
+        out_ptrs = (ctypes.c_void_p * max(len(outs), 1))()
+        results = []
+        for j, s in enumerate(outs):
+            if s.in_place_of >= 0 or s.source_input >= 0:
+                t = values[s.source_input if s.source_input >= 0 else s.in_place_of]
+                if out is not None and out[j] is not None and out[j] is not t:
+                    raise ValueError(f"{self.name}: output {s.name!r} is input "
+                                     f"{specs[s.in_place_of if s.in_place_of >= 0 else s.source_input].name!r} "
+                                     "(written in place): give None for it in out=")
+                results.append(t)
+                continue
+            if self._same_as[j] != j:
+                results.append(results[self._same_as[j]])
+                continue
+            shape = bound.output_shapes[j]
+            if out is not None and out[j] is not None:
+                t = out[j]
+                if (tuple(t.shape) != shape or t.dtype != s.torch_dtype or t.device != device
+                        or not t.is_contiguous()):
+                    raise ValueError(
+                        f"{self.name}: out= tensor for output {s.name!r} must be contiguous "
+                        f"{s.torch_dtype} of shape {shape} on {device}; got {t.dtype} "
+                        f"{tuple(t.shape)} on {t.device}" +
+                        ("" if t.is_contiguous() else ", not contiguous"))
+            else:
+                t = torch.empty(shape, dtype=s.torch_dtype, device=device)
+            out_ptrs[j] = t.data_ptr()
+            results.append(t)
+
+        if cuda:
+            stream = torch.cuda.current_stream(device).cuda_stream
+            ws_bytes = bound.workspace_bytes
+            ws = torch.empty(ws_bytes, dtype=torch.uint8, device=device) if ws_bytes else None
+            status = bound.lib.fuserc_launch(bound.plan, stream, in_ptrs, out_ptrs,
+                                             ws.data_ptr() if ws is not None else None, ws_bytes)
+        else:
+            status = bound.lib.fuserc_launch(bound.plan, None, in_ptrs, out_ptrs, None, 0)
+        if status:
+            check(status)
+        return self._shape_results(results)
+
+    def _bind(self, handle, key, device):
+        l = lib()
+        n = len(key)
+        shapes = (ctypes.POINTER(ctypes.c_int64) * max(n, 1))()
+        ranks = (ctypes.c_int32 * max(n, 1))()
+        arrays = []
+        for i, shape in enumerate(key):
+            if shape is None:
+                continue
+            a = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+            arrays.append(a)
+            shapes[i] = a
+            ranks[i] = len(shape)
+        plan = ctypes.c_void_p()
+        if device.type == "cuda":
+            with torch.cuda.device(device):  # the first bind takes the current context
+                check(l.fuserc_bind_shapes(handle.ptr, shapes, ranks, n, ctypes.byref(plan)))
+        else:
+            check(l.fuserc_bind_shapes(handle.ptr, shapes, ranks, n, ctypes.byref(plan)))
+        bound = _Bound(plan, self.inputs, self.outputs)
+        if len(handle.plans) >= 64:
+            handle.plans.pop(next(iter(handle.plans)))
+        handle.plans[key] = bound
+        return bound
+
+    def _shape_results(self, results):
+        r = self._returns
+        if r is None:
+            return results[0] if len(results) == 1 else tuple(results)
+        return r.build(results)
+
+
+def _draw_seed():
+    return int(torch.randint(0, 2**62, (), dtype=torch.int64).item())
+
+
+def _scalar_value(v, spec, package):
+    """The host value of scalar input `spec` (a ctypes value, or a CPU tensor of its dtype)."""
+    if isinstance(v, torch.Tensor):
+        if v.numel() != 1:
+            raise TypeError(f"{package}: scalar input {spec.name!r} got a tensor of shape "
+                            f"{tuple(v.shape)}")
+        if v.device.type != "cpu":
+            raise TypeError(f"{package}: scalar input {spec.name!r} got a tensor on {v.device}: "
+                            "pass a Python number or a CPU tensor (reading it would synchronise)")
+        v = v.item()
+    if not isinstance(v, (bool, int, float)):
+        raise TypeError(f"{package}: scalar input {spec.name!r} ({spec.dtype}) must be a number, "
+                        f"got {type(v).__name__}")
+    c = _CTYPE_OF.get(spec.dtype)
+    if c is not None:
+        return c(v)
+    return torch.tensor(v, dtype=spec.torch_dtype)  # f16 / bf16: rounded by torch
+
+
+def load(path, returns=None):
+    """Loads a package written by `fuserc compile` (or fuserc.compile)."""
+    return Package(path, returns=returns)

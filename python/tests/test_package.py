@@ -1,0 +1,164 @@
+"""fuserc.load / Package on CPU tensors (the emulator): arguments by position and name, scalar
+inputs, declared strides, outputs written in place, outputs that are inputs or listed twice,
+out=, the plan cache across shapes, clear errors, and inspect() against `fuserc inspect --json`."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import torch
+
+import fuserc
+
+# A strided (transposed) input, an output written in place, f32 and i64 scalars, an intermediate
+# (segment_set), a grid reduction, an output that is an input, the same output twice.
+MIX = {
+    "fuserc": 1, "name": "mix",
+    "symbols": {"N": {"hint": 300, "max": 100000}, "M": {"hint": 257, "max": 100000}},
+    "inputs": [
+        {"name": "x", "dtype": "f32", "shape": ["N", "M"], "strides": [1, "N"]},
+        {"name": "p", "dtype": "f32", "shape": ["N", "M"]},
+        {"name": "lr", "dtype": "f32"},
+        {"name": "k", "dtype": "i64"}],
+    "ops": [
+        {"op": "mul", "args": ["x", "lr"], "out": "a"},
+        {"op": "exp", "args": ["a"], "out": "e"},
+        {"op": "segment_set", "args": ["e"], "out": "es"},
+        {"op": "add", "args": ["es", "k"], "out": "y"},
+        {"op": "sum", "args": ["es"], "dims": [0, 1], "out": "s"},
+        {"op": "mul", "args": ["es", "lr"], "out": "d"},
+        {"op": "sub", "args": ["p", "d"], "out": "p_new"}],
+    "outputs": ["y", "s", "p_new", "x", "y"],
+    "aliases": {"p_new": "p"},
+}
+
+
+def reference(x, p, lr, k):
+    e = torch.exp(x * lr)
+    return e + k, e.double().sum().float(), p - e * lr
+
+
+def strided(n, m, seed=0):
+    """An [n, m] f32 tensor laid out with strides (1, n), as the graph declares."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(m, n, generator=g).t()
+
+
+class PackageTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="fuserc_test_")
+        cls.path = os.path.join(cls.dir, "mix.fpkg")
+        cls.pkg = fuserc.compile(MIX, arch=["sm_80"], output=cls.path)
+
+    def test_describes_inputs_outputs_and_symbols(self):
+        pkg = self.pkg
+        self.assertEqual(pkg.name, "mix")
+        self.assertEqual([s["name"] for s in pkg.symbols], ["M", "N"])
+        self.assertEqual([repr(s) for s in pkg.inputs],
+                         ["x: f32[N, M]", "p: f32[N, M]", "lr: f32 scalar", "k: i64 scalar"])
+        self.assertEqual([s.name for s in pkg.outputs], ["y", "s", "p_new", "x", "y"])
+        self.assertEqual(pkg.outputs[2].in_place_of, 1)
+        self.assertEqual(pkg.outputs[3].source_input, 0)
+        self.assertTrue(pkg.inputs[0].has_strides)
+
+    def test_runs_and_updates_in_place(self):
+        x, p = strided(40, 33), torch.randn(40, 33)
+        p0 = p.clone()
+        y, s, p_new, x_out, y2 = self.pkg(x, p, 0.5, 3)
+        want_y, want_s, want_p = reference(x, p0, 0.5, 3)
+        torch.testing.assert_close(y, want_y)
+        torch.testing.assert_close(s, want_s)
+        torch.testing.assert_close(p, want_p)
+        self.assertIs(p_new, p)  # written in place: the input itself
+        self.assertIs(x_out, x)  # an output that is an input
+        self.assertIs(y2, y)  # the same output listed twice
+        self.assertEqual(s.shape, ())
+
+    def test_arguments_by_name_scalars_as_tensors_and_new_shapes(self):
+        for n, m in ((7, 5), (1, 300), (7, 5)):
+            x, p = strided(n, m, seed=n), torch.randn(n, m)
+            p0 = p.clone()
+            y, s, *_ = self.pkg(x, p=p, k=torch.tensor(2), lr=torch.tensor(0.25))
+            want_y, want_s, want_p = reference(x, p0, 0.25, 2)
+            torch.testing.assert_close(y, want_y)
+            torch.testing.assert_close(s, want_s)
+            torch.testing.assert_close(p, want_p)
+
+    def test_out_tensors(self):
+        x, p = strided(9, 4), torch.randn(9, 4)
+        y = torch.empty(9, 4)
+        s = torch.empty(())
+        got = self.pkg(x, p, 1.0, 0, out=(y, s, None, None, None))
+        self.assertIs(got[0], y)
+        self.assertIs(got[1], s)
+        torch.testing.assert_close(y, torch.exp(x))
+        with self.assertRaisesRegex(ValueError, "out= tensor for output 'y' must be contiguous "
+                                                r"torch.float32 of shape \(9, 4\)"):
+            self.pkg(x, p, 1.0, 0, out=(torch.empty(4, 9), None, None, None, None))
+        with self.assertRaisesRegex(ValueError, "output 'p_new' is input 'p' .written in place"):
+            self.pkg(x, p, 1.0, 0, out=(None, None, torch.empty(9, 4), None, None))
+
+    def test_clear_errors(self):
+        x, p = strided(6, 5), torch.randn(6, 5)
+        with self.assertRaisesRegex(ValueError, r"input 'x' has strides \(5, 1\) but the "
+                                                r"package needs \(1, 6\)"):
+            self.pkg(x.contiguous(), p, 1.0, 0)
+        with self.assertRaisesRegex(TypeError, "input 'p' is torch.float64, the package needs "
+                                               r"torch.float32 \(p: f32\[N, M\]\)"):
+            self.pkg(x, p.double(), 1.0, 0)
+        with self.assertRaisesRegex(TypeError, "missing input 'k'"):
+            self.pkg(x, p, 1.0)
+        with self.assertRaisesRegex(TypeError, "no input named 'q'"):
+            self.pkg(x, p, 1.0, 0, q=1)
+        with self.assertRaisesRegex(TypeError, "scalar input 'lr' .f32. must be a number"):
+            self.pkg(x, p, "fast", 0)
+        with self.assertRaises(fuserc.FusercError) as e:
+            self.pkg(x, torch.randn(6, 4), 1.0, 0)
+        self.assertEqual(e.exception.status, "FUSERC_ERROR_SHAPE")
+        self.assertIn("symbol 'M' is bound to two sizes: 5 by input 'x' dimension 1 and 4 by "
+                      "input 'p' dimension 1", str(e.exception))
+
+    def test_inspect_is_fuserc_inspect_json(self):
+        exe = fuserc.find_executable(fuserc.find_library())
+        cli = json.loads(subprocess.run([exe, "inspect", self.path, "--json"], check=True,
+                                        capture_output=True, text=True).stdout)
+        self.assertEqual(self.pkg.inspect(), cli)
+        cli = json.loads(subprocess.run([exe, "inspect", self.path, "--json", "--bind",
+                                         "N=4096,M=100"], check=True, capture_output=True,
+                                        text=True).stdout)
+        self.assertEqual(self.pkg.inspect(N=4096, M=100), cli)
+        self.assertIn("bound", cli)
+        with self.assertRaisesRegex(ValueError, "no value for symbol 'N'"):
+            self.pkg.inspect(M=3)
+
+    def test_load_refuses_what_is_not_a_package(self):
+        bad = os.path.join(self.dir, "bad.fpkg")
+        with open(bad, "w") as f:
+            f.write("not a package at all")
+        with self.assertRaises(fuserc.FusercError) as e:
+            fuserc.load(bad)
+        self.assertEqual(e.exception.status, "FUSERC_ERROR_PACKAGE")
+        self.assertIn("not a fuserc package", str(e.exception))
+
+
+@unittest.skipUnless(torch.cuda.is_available(), "no CUDA device: the CUDA paths run in "
+                     "python/tests/gpu_check.py on a GPU machine")
+class PackageCudaTest(unittest.TestCase):
+    def test_runs_on_the_current_stream(self):
+        pkg = fuserc.compile(MIX)
+        x, p = strided(40, 33).cuda(), torch.randn(40, 33, device="cuda")
+        p0 = p.clone()
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            y, s, *_ = pkg(x, p, 0.5, 3)
+        stream.synchronize()
+        want_y, want_s, want_p = reference(x, p0, 0.5, 3)
+        torch.testing.assert_close(y, want_y)
+        torch.testing.assert_close(s, want_s)
+        torch.testing.assert_close(p, want_p)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,32 @@
+// Owns what a Package and the Plans bound from it share, so that a plan stays valid after the
+// package handle is dropped: the executable, the CUDA context (chosen at the first bind) and
+// the kernels loaded in it; or, for a package run in the CPU emulator, the emulator device.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "runtime/api/package.h"
+#include "runtime/cuda/context.h"
+#include "runtime/cuda/kernel_modules.h"
+#include "runtime/emulator_device.h"
+
+namespace fuserc::rt {
+
+struct PackageState {
+  std::unique_ptr<Executable> exe;
+  LoadOptions options;
+  std::mutex mutex;  // guards the lazy creation below
+  std::unique_ptr<cuda::Context> context;
+  std::unique_ptr<cuda::KernelModules> modules;  // destroyed before the context
+
+  // The CPU emulator (options.device == kEmulatorDevice): its compiled kernels, per package.
+  std::unique_ptr<EmulatorDevice> emulator;
+  std::mutex emulator_mutex;  // one launch at a time in it
+  bool emulated() const { return options.device == kEmulatorDevice; }
+
+  // Picks the context and loads nothing yet (mutex held by the caller).
+  void ensure_context();
+};
+
+}  // namespace fuserc::rt

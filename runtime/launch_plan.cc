@@ -1,0 +1,265 @@
+#include "runtime/launch_plan.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+#include "core/base/diagnostics.h"
+#include "core/base/half.h"
+#include "core/base/host_tensor.h"
+
+namespace fuserc {
+namespace {
+
+uint64_t align_up(uint64_t x) {
+  return (x + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+}
+
+ParamType param_type(const std::string& c_type, const std::string& kernel) {
+  if (c_type == "float") return ParamType::F32;
+  if (c_type == "double") return ParamType::F64;
+  if (c_type == "int") return ParamType::I32;
+  if (c_type == "long long") return ParamType::I64;
+  if (c_type == "bool") return ParamType::Bool;
+  throw UserError("kernel " + quote(kernel) + " has a scalar parameter of type " + quote(c_type) +
+                  ", which this runtime does not know (a package from a newer fuserc?)");
+}
+
+uint64_t checked_size(int64_t v, const char* what) {
+  FUSERC_CHECK(v >= 0, std::string("negative ") + what + " in a bound plan");
+  return static_cast<uint64_t>(v);
+}
+
+// A float parameter from a double, without the undefined behaviour of an out-of-range cast.
+float to_float(double v) {
+  if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX))
+    return v > 0 ? HUGE_VALF : -HUGE_VALF;
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
+void write_scalar_param(DType from, const void* value, ParamType to, uint64_t* out) {
+  double f = 0;
+  int64_t i = 0;
+  bool floating = true;
+  switch (from) {
+    case DType::Bool: {
+      uint8_t b;
+      std::memcpy(&b, value, 1);
+      i = b != 0;
+      floating = false;
+      break;
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, value, 4);
+      i = v;
+      floating = false;
+      break;
+    }
+    case DType::I64: std::memcpy(&i, value, 8), floating = false; break;
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, value, 2);
+      f = f16_bits_to_float(h);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, value, 2);
+      f = bf16_bits_to_float(h);
+      break;
+    }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, value, 4);
+      f = v;
+      break;
+    }
+    case DType::F64: std::memcpy(&f, value, 8); break;
+  }
+  *out = 0;
+  switch (to) {
+    case ParamType::F32: {
+      float v = floating ? to_float(f) : static_cast<float>(i);
+      std::memcpy(out, &v, sizeof v);
+      return;
+    }
+    case ParamType::F64: {
+      double v = floating ? f : static_cast<double>(i);
+      std::memcpy(out, &v, sizeof v);
+      return;
+    }
+    case ParamType::I32: {
+      int32_t v = static_cast<int32_t>(floating ? float_to_int64_saturating(f) : i);
+      std::memcpy(out, &v, sizeof v);
+      return;
+    }
+    case ParamType::I64: {
+      int64_t v = floating ? float_to_int64_saturating(f) : i;
+      std::memcpy(out, &v, sizeof v);
+      return;
+    }
+    case ParamType::Bool: {
+      bool v = floating ? f != 0.0 : i != 0;
+      std::memcpy(out, &v, sizeof v);
+      return;
+    }
+  }
+}
+
+std::string describe_dims(const LaunchDims& d) {
+  auto three = [](const uint32_t* v) {
+    return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+  };
+  return "grid " + three(d.grid) + ", block " + three(d.block) + ", " +
+         std::to_string(d.dynamic_shared_bytes) + " B dynamic shared memory";
+}
+
+LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
+  const fb::Metadata& m = exe.metadata();
+  intermediate_bytes_ = checked_size(b.slot(m.workspace_bytes_slot()), "workspace size");
+  scratch_offset_ = align_up(intermediate_bytes_);
+  uint64_t scratch_bytes = 0;
+  for (uint32_t l = 0; l < m.plan()->size(); ++l) {
+    uint32_t ki = b.kernel_of[l];
+    const fb::Kernel* k = m.kernels()->Get(ki);
+    PlannedLaunch p;
+    p.launch = l;
+    p.kernel = ki;
+    bool empty = false;
+    for (int d = 0; d < 3; ++d) {
+      int64_t g = b.slot(k->grid()->Get(d));
+      int64_t t = b.slot(k->block()->Get(d));
+      if (g <= 0 || t <= 0) empty = true;
+      p.dims.grid[d] = static_cast<uint32_t>(std::max<int64_t>(g, 0));
+      p.dims.block[d] = static_cast<uint32_t>(std::max<int64_t>(t, 0));
+    }
+    if (empty) continue;  // an empty tensor: nothing to launch
+    p.dims.dynamic_shared_bytes =
+        static_cast<uint32_t>(checked_size(b.slot(k->dynamic_smem_slot()), "shared memory"));
+
+    // Scratch: partials after the intermediates, counters in their own region; both restart
+    // at offset 0 for every launch.
+    p.first_allocation = static_cast<uint32_t>(allocations_.size());
+    uint64_t partials = 0, counters = 0;
+    if (k->allocations())
+      for (const auto* al : *k->allocations()) {
+        PlannedAllocation a;
+        a.bytes = checked_size(b.slot(al->bytes_slot()), "scratch size");
+        a.zero_init = al->zero_init();
+        uint64_t& end = a.zero_init ? counters : partials;
+        a.offset = end;
+        end += align_up(a.bytes);
+        allocations_.push_back(a);
+      }
+    p.num_allocations = static_cast<uint32_t>(allocations_.size()) - p.first_allocation;
+    scratch_bytes = std::max(scratch_bytes, partials);
+    counter_bytes_ = std::max(counter_bytes_, counters);
+
+    p.first_arg = static_cast<uint32_t>(args_.size());
+    for (const auto* arg : *k->args()) {
+      ArgSource s;
+      switch (arg->role()) {
+        case fb::ArgRole::Input:
+        case fb::ArgRole::Output: {
+          const fb::Buffer* buf = m.buffers()->Get(arg->buffer());
+          if (buf->kind() == fb::BufferKind::Input) {
+            s.kind = ArgSource::Kind::Input;
+            s.index = static_cast<uint32_t>(buf->io_index());
+          } else if (buf->kind() == fb::BufferKind::Output && buf->alias_input() >= 0) {
+            s.kind = ArgSource::Kind::Input;  // written in place
+            s.index = static_cast<uint32_t>(buf->alias_input());
+          } else if (buf->kind() == fb::BufferKind::Output) {
+            s.kind = ArgSource::Kind::Output;
+            s.index = static_cast<uint32_t>(buf->io_index());
+          } else {
+            s.kind = ArgSource::Kind::Workspace;
+            s.offset = checked_size(b.slot(buf->offset_slot()), "workspace offset");
+          }
+          break;
+        }
+        case fb::ArgRole::Workspace: {
+          const PlannedAllocation& a = allocations_[p.first_allocation + arg->allocation()];
+          s.kind = a.zero_init ? ArgSource::Kind::Counters : ArgSource::Kind::Scratch;
+          s.index = static_cast<uint32_t>(arg->allocation());
+          s.offset = a.zero_init ? a.offset : scratch_offset_ + a.offset;
+          break;
+        }
+        case fb::ArgRole::Scalar: {
+          s.kind = ArgSource::Kind::Scalar;
+          s.index = static_cast<uint32_t>(arg->input());
+          s.from = static_cast<DType>(m.inputs()->Get(arg->input())->dtype());
+          s.type = param_type(arg->c_type()->str(), k->name()->str());
+          break;
+        }
+        case fb::ArgRole::Symbol: {
+          int64_t v = b.symbols[arg->symbol()];
+          s.kind = ArgSource::Kind::Value;
+          if (arg->dtype() == fb::DType::I32) {
+            int32_t v32 = static_cast<int32_t>(v);
+            uint32_t u;
+            std::memcpy(&u, &v32, 4);
+            s.bits = u;
+            s.bytes = 4;
+          } else {
+            std::memcpy(&s.bits, &v, 8);
+          }
+          break;
+        }
+      }
+      args_.push_back(s);
+    }
+    p.num_args = static_cast<uint32_t>(args_.size()) - p.first_arg;
+    max_args_ = std::max(max_args_, p.num_args);
+    launches_.push_back(p);
+  }
+  workspace_bytes_ = scratch_bytes ? scratch_offset_ + scratch_bytes : intermediate_bytes_;
+
+  for (uint32_t j = 0; j < m.outputs()->size(); ++j) {
+    const fb::Tensor* t = m.outputs()->Get(j);
+    OutputSource o;
+    o.bytes = checked_size(b.slot(t->bytes_slot()), "output size");
+    if (t->source_input() >= 0) {
+      o.from_input = t->source_input();
+    } else if (t->buffer() >= 0) {
+      const fb::Buffer* buf = m.buffers()->Get(static_cast<uint32_t>(t->buffer()));
+      if (buf->kind() == fb::BufferKind::Input)
+        o.from_input = buf->io_index();
+      else if (buf->alias_input() >= 0)
+        o.from_input = buf->alias_input();
+      else if (buf->kind() == fb::BufferKind::Output && buf->io_index() != static_cast<int>(j))
+        o.from_output = buf->io_index();
+    }
+    outputs_.push_back(o);
+  }
+}
+
+void LaunchPlan::write_args(const PlannedLaunch& l, const ArgBases& bases,
+                            uint64_t* storage) const {
+  for (uint32_t a = 0; a < l.num_args; ++a) {
+    const ArgSource& s = args_[l.first_arg + a];
+    uint64_t& slot = storage[a];
+    const void* p = nullptr;
+    switch (s.kind) {
+      case ArgSource::Kind::Input: p = bases.inputs[s.index]; break;
+      case ArgSource::Kind::Output: p = bases.outputs[s.index]; break;
+      case ArgSource::Kind::Workspace: p = bases.workspace + s.offset; break;
+      case ArgSource::Kind::Scratch:
+        p = bases.scratch ? bases.scratch[s.index] : bases.workspace + s.offset;
+        break;
+      case ArgSource::Kind::Counters:
+        p = bases.scratch ? bases.scratch[s.index] : bases.counters + s.offset;
+        break;
+      case ArgSource::Kind::Scalar:
+        write_scalar_param(s.from, bases.inputs[s.index], s.type, &slot);
+        continue;
+      case ArgSource::Kind::Value: slot = s.bits; continue;
+    }
+    std::memcpy(&slot, &p, sizeof p);
+  }
+}
+
+}  // namespace fuserc

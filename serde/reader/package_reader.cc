@@ -1,0 +1,331 @@
+#include "serde/reader/package_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/base/content_hash.h"
+#include "core/base/diagnostics.h"
+#include "serde/reader/package_layout.h"
+
+namespace fuserc {
+
+namespace {
+
+// Packages this small are read whole; larger ones trailer first, then just their head.
+constexpr size_t kFirstRead = 16 * 1024;
+
+// pread until done; false on error or end of file.
+bool pread_all(int fd, uint8_t* dst, size_t length, size_t offset) {
+  while (length > 0) {
+    ssize_t n = ::pread(fd, dst, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    dst += n;
+    offset += static_cast<size_t>(n);
+    length -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<PackageView> PackageView::open_file(const std::string& path) {
+  std::unique_ptr<PackageView> p(new PackageView());
+  p->name_ = path;
+  p->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (p->fd_ < 0)
+    throw UserError(SourcePlace{path}, std::string("cannot read: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(p->fd_, &st) != 0 || !S_ISREG(st.st_mode))
+    throw UserError(SourcePlace{path}, "cannot read: not a regular file");
+  p->size_ = static_cast<size_t>(st.st_size);
+  p->storage_.reset(new uint8_t[std::max<size_t>(p->size_, 1)]);
+  p->data_ = p->storage_.get();
+  size_t resident = p->size_;
+  if (p->size_ > kFirstRead) {
+    // The trailer says where the head ends: read it, then the head in one go.
+    resident = 0;
+    const size_t t = p->size_ - kPackageTrailerSize;
+    PackageTrailer trailer;
+    if (pread_all(p->fd_, p->storage_.get() + t, kPackageTrailerSize, t) &&
+        decode_trailer(p->storage_.get() + t, trailer) && trailer.blob_offset >= 8 &&
+        trailer.blob_offset <= t) {
+      resident = static_cast<size_t>(trailer.blob_offset);
+    } else {
+      resident = 8;  // enough to tell a foreign file from a damaged package
+    }
+  }
+  if (!pread_all(p->fd_, p->storage_.get(), resident, 0))
+    throw UserError(SourcePlace{path}, std::string("cannot read: ") + std::strerror(errno));
+  p->open(resident);
+  return p;
+}
+
+std::unique_ptr<PackageView> PackageView::from_bytes(std::string bytes, const std::string& name) {
+  std::unique_ptr<PackageView> p(new PackageView());
+  p->name_ = name;
+  p->owned_ = std::move(bytes);
+  p->data_ = reinterpret_cast<const uint8_t*>(p->owned_.data());
+  p->size_ = p->owned_.size();
+  p->open(p->size_);
+  return p;
+}
+
+std::unique_ptr<PackageView> PackageView::view_bytes(const uint8_t* data, size_t size,
+                                                     const std::string& name) {
+  std::unique_ptr<PackageView> p(new PackageView());
+  p->name_ = name;
+  p->data_ = data;
+  p->size_ = size;
+  p->open(size);
+  return p;
+}
+
+PackageView::~PackageView() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void PackageView::corrupted(const std::string& what) const {
+  throw UserError(SourcePlace{name_}, "corrupted package: " + what);
+}
+
+// Makes [offset, offset + length) of the file resident (open_file reads lazily).
+void PackageView::read_range(size_t offset, size_t length) const {
+  if (fd_ < 0 || length == 0) return;
+  if (!pread_all(fd_, storage_.get() + offset, length, offset))
+    throw UserError(SourcePlace{name_}, "cannot read: the file changed or is unreadable");
+}
+
+void PackageView::open(size_t resident) {
+  // 1. Size and identifier.
+  if (size_ < 8 || std::memcmp(data_ + 4, kPackageIdentifier, 4) != 0) {
+    if (size_ == 0) throw UserError(SourcePlace{name_}, "not a fuserc package: the file is empty");
+    throw UserError(SourcePlace{name_},
+                    "not a fuserc package (no FZPK identifier; was it written by fuserc compile?)");
+  }
+  // 2. Trailer.
+  if (size_ < 64 + kPackageTrailerSize)
+    throw UserError(SourcePlace{name_}, "truncated package (" + std::to_string(size_) + " bytes)");
+  // The trailer is resident: small files are read whole, open_file reads it first otherwise.
+  const size_t fb_size = size_ - kPackageTrailerSize;
+  PackageTrailer trailer;
+  if (!decode_trailer(data_ + fb_size, trailer)) {
+    if (std::memcmp(data_ + size_ - 8, kPackageTrailerMagic, 7) == 0)
+      throw UserError(SourcePlace{name_},
+                      "the package was written by a newer fuserc (its layout is not version 1)");
+    throw UserError(SourcePlace{name_},
+                    "truncated or corrupted package: the end marker is missing (" +
+                        std::to_string(size_) + " bytes)");
+  }
+  if (trailer.blob_offset > fb_size || trailer.blob_size > fb_size - trailer.blob_offset)
+    corrupted("its trailer points outside the file");
+  blob_offset_ = static_cast<size_t>(trailer.blob_offset);
+  blob_size_ = static_cast<size_t>(trailer.blob_size);
+  // The head: everything but the blobs.
+  if (resident < blob_offset_) read_range(resident, blob_offset_ - resident);
+  size_t tail = blob_offset_ + blob_size_;
+  if (tail < fb_size && resident < fb_size) {
+    size_t from = std::max(tail, resident);
+    read_range(from, fb_size - from);
+  }
+  // 3. Checksum of the head.
+  if (package_head_hash(data_, fb_size, blob_offset_, blob_size_) != trailer.head_hash)
+    corrupted("the checksum of its structure does not match");
+  // 4. Structure and version.
+  flatbuffers::Verifier::Options vopts;
+  vopts.max_depth = 32;
+  vopts.max_tables = 10'000'000;
+  flatbuffers::Verifier verifier(data_, fb_size, vopts);
+  if (!fb::VerifyPackageBuffer(verifier))
+    corrupted("the FlatBuffers verifier rejected its structure");
+  package_ = fb::GetPackage(data_);
+  uint32_t version = package_->format_version();
+  if (version > kPackageFormatVersion)
+    throw UserError(SourcePlace{name_},
+                    "the package was written by a newer fuserc (format version " +
+                        std::to_string(version) + "; this fuserc reads version " +
+                        std::to_string(kPackageFormatVersion) + ")");
+  if (version == 0) corrupted("format version 0");
+  if (!package_->metadata() || !package_->blob_data()) corrupted("a section is missing");
+  if (static_cast<size_t>(package_->blob_data()->data() - data_) != blob_offset_ ||
+      package_->blob_data()->size() != blob_size_)
+    corrupted("its trailer and its structure disagree about the blobs");
+  metadata_ = package_->metadata_nested_root();
+  if (!metadata_ || metadata_->format_version() != version)
+    corrupted("the metadata section is inconsistent with the header");
+  // 5. Consistency.
+  check_consistency();
+  // Empty blobs need no flag (and may share an offset with the next blob).
+  for (const auto* k : *metadata_->kernels()) {
+    if (k->source()->size()) blob_offsets_.push_back(k->source()->offset());
+    if (k->ptx()->size()) blob_offsets_.push_back(k->ptx()->offset());
+    for (const auto* b : *k->binaries())
+      if (b->cubin()->size()) blob_offsets_.push_back(b->cubin()->offset());
+  }
+  std::sort(blob_offsets_.begin(), blob_offsets_.end());
+  blob_offsets_.erase(std::unique(blob_offsets_.begin(), blob_offsets_.end()), blob_offsets_.end());
+  verified_.reset(new std::atomic<bool>[blob_offsets_.size()]());
+}
+
+// Messages are built only when a check fails: this runs on every load.
+void PackageView::check_consistency() const {
+  const fb::Metadata& m = *metadata_;
+  auto need = [&](bool ok, const char* what) {
+    if (!ok) corrupted(what);
+  };
+  need(m.name() && m.symbols() && m.inputs() && m.outputs() && m.program() && m.kernels() &&
+           m.buffers() && m.plan() && m.provenance(),
+       "a table of the metadata is missing");
+  const size_t slots = m.program()->size();
+  const size_t nsym = m.symbols()->size();
+  const size_t nbuf = m.buffers()->size();
+  const size_t nin = m.inputs()->size();
+  const size_t nout = m.outputs()->size();
+  const size_t nker = m.kernels()->size();
+  // The program: operands refer to earlier slots only.
+  for (uint32_t i = 0; i < slots; ++i) {
+    const fb::Instr* in = m.program()->Get(i);
+    int arity = 2;
+    switch (in->op()) {
+      case fb::Opcode::Const: arity = 0; break;
+      case fb::Opcode::Symbol:
+        arity = 0;
+        need(in->imm() >= 0 && static_cast<size_t>(in->imm()) < nsym,
+             "a program slot names an unknown symbol");
+        break;
+      case fb::Opcode::Select: arity = 3; break;
+      default:
+        need(in->op() >= fb::Opcode::Add && in->op() <= fb::Opcode::Ne,
+             "a program slot has an unknown opcode");
+    }
+    const uint32_t ops[3] = {in->a(), in->b(), in->c()};
+    for (int k = 0; k < arity; ++k) need(ops[k] < i, "a program slot reads a later slot");
+  }
+  auto slot_ok = [&](uint32_t s) {
+    need(s < slots, "a size refers to a slot outside the program");
+  };
+  auto index_ok = [&](int v, size_t n, const char* what) {
+    need(v >= -1 && v < static_cast<int>(n), what);
+  };
+  auto tensors_ok = [&](const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* ts) {
+    for (const auto* t : *ts) {
+      need(t->name() && t->shape_slots() && t->extents() && t->stride_slots(),
+           "a tensor of the interface is incomplete");
+      need(t->dtype() <= fb::DType::F64, "a tensor has an unknown dtype");
+      for (uint32_t s : *t->shape_slots()) slot_ok(s);
+      for (uint32_t s : *t->stride_slots()) slot_ok(s);
+      slot_ok(t->bytes_slot());
+      for (const auto* e : *t->extents())
+        index_ok(e->symbol(), nsym, "an extent names an unknown symbol");
+      index_ok(t->buffer(), nbuf, "a tensor names an unknown buffer");
+      index_ok(t->alias_input(), nin, "a tensor aliases an unknown input");
+      index_ok(t->source_input(), nin, "a tensor names an unknown input");
+    }
+  };
+  tensors_ok(m.inputs());
+  tensors_ok(m.outputs());
+  for (const auto* t : *m.inputs())
+    need(t->scalar() || t->extents()->size() == t->shape_slots()->size(),
+         "an input's declared shape and its sizes disagree");
+  for (const auto* b : *m.buffers()) {
+    need(b->name() != nullptr, "a buffer has no name");
+    slot_ok(b->bytes_slot());
+    slot_ok(b->offset_slot());
+    need(b->kind() <= fb::BufferKind::Intermediate, "a buffer has an unknown kind");
+    if (b->kind() == fb::BufferKind::Input)
+      need(b->io_index() >= 0 && static_cast<size_t>(b->io_index()) < nin,
+           "a buffer's input index");
+    if (b->kind() == fb::BufferKind::Output)
+      need(b->io_index() >= 0 && static_cast<size_t>(b->io_index()) < nout,
+           "a buffer's output index");
+    index_ok(b->alias_input(), nin, "a buffer aliases an unknown input");
+  }
+  for (const auto* k : *m.kernels()) {
+    need(k->name() && k->args() && k->grid() && k->block() && k->guards() && k->binaries() &&
+             k->ptx() && k->source() && k->scheduler() && k->compile_options(),
+         "a kernel is incomplete");
+    need(k->grid()->size() == 3 && k->block()->size() == 3,
+         "a kernel has no 3-D launch dimensions");
+    for (uint32_t s : *k->grid()) slot_ok(s);
+    for (uint32_t s : *k->block()) slot_ok(s);
+    slot_ok(k->dynamic_smem_slot());
+    if (k->allocations())
+      for (const auto* al : *k->allocations()) slot_ok(al->bytes_slot());
+    for (const auto* g : *k->guards()) {
+      slot_ok(g->slot());
+      need(g->message() != nullptr, "a kernel has a guard without a message");
+    }
+    for (const auto* a : *k->args()) {
+      need(a->name() && a->c_type(), "a kernel has an incomplete argument");
+      need(a->role() <= fb::ArgRole::Workspace, "a kernel argument has an unknown role");
+      index_ok(a->buffer(), nbuf, "a kernel argument is in an unknown buffer");
+      index_ok(a->input(), nin, "a kernel argument comes from an unknown input");
+      index_ok(a->symbol(), nsym, "a kernel argument names an unknown symbol");
+      bool tensor = a->role() == fb::ArgRole::Input || a->role() == fb::ArgRole::Output;
+      need(!tensor || a->buffer() >= 0, "a tensor argument has no buffer");
+      need(a->role() != fb::ArgRole::Workspace ||
+               (k->allocations() && a->allocation() >= 0 &&
+                static_cast<size_t>(a->allocation()) < k->allocations()->size()),
+           "a workspace argument has no allocation");
+      need(a->role() != fb::ArgRole::Scalar || a->input() >= 0, "a scalar argument has no input");
+      need(a->role() != fb::ArgRole::Symbol || a->symbol() >= 0, "a symbol argument has no symbol");
+    }
+    auto blob_ok = [&](const fb::BlobRef* r) {
+      need(r->offset() <= blob_size_ && r->size() <= blob_size_ - r->offset(),
+           "a kernel has a blob outside the blob data");
+    };
+    blob_ok(k->ptx());
+    blob_ok(k->source());
+    for (const auto* b : *k->binaries()) blob_ok(b->cubin());
+  }
+  for (const auto* l : *m.plan()) {
+    need(l->variants() && l->variants()->size() > 0 && l->reads() && l->writes(),
+         "a launch of the plan is incomplete");
+    for (const auto* v : *l->variants()) {
+      need(v->kernel() < nker, "a launch names an unknown kernel");
+      slot_ok(v->condition_slot());
+    }
+    for (uint32_t b : *l->reads()) need(b < nbuf, "a launch reads an unknown buffer");
+    for (uint32_t b : *l->writes()) need(b < nbuf, "a launch writes an unknown buffer");
+  }
+  slot_ok(m.workspace_bytes_slot());
+}
+
+std::string_view PackageView::blob(const fb::BlobRef& ref, const std::string& what) const {
+  const uint8_t* start = data_ + blob_offset_ + ref.offset();
+  std::string_view bytes(reinterpret_cast<const char*>(start), ref.size());
+  if (ref.size() == 0) {
+    if (content_hash64(bytes) != ref.hash()) corrupted("the " + what + " does not match its hash");
+    return bytes;
+  }
+  auto it = std::lower_bound(blob_offsets_.begin(), blob_offsets_.end(), ref.offset());
+  FUSERC_CHECK(it != blob_offsets_.end() && *it == ref.offset(), "blob() of an unknown blob");
+  std::atomic<bool>& flag = verified_[it - blob_offsets_.begin()];
+  if (flag.load(std::memory_order_acquire)) return bytes;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (flag.load(std::memory_order_relaxed)) return bytes;
+  read_range(blob_offset_ + ref.offset(), ref.size());
+  if (content_hash64(bytes) != ref.hash()) corrupted("the " + what + " does not match its hash");
+  flag.store(true, std::memory_order_release);
+  return bytes;
+}
+
+void PackageView::verify_all() const {
+  if (content_hash64(package_->metadata()->data(), package_->metadata()->size()) !=
+      package_->metadata_hash())
+    corrupted("the metadata does not match its hash");
+  for (const auto* k : *metadata_->kernels()) {
+    std::string name = k->name()->str();
+    blob(*k->source(), "source of kernel " + name);
+    blob(*k->ptx(), "PTX of kernel " + name);
+    for (const auto* b : *k->binaries())
+      blob(*b->cubin(), "sm_" + std::to_string(b->arch()) + " cubin of kernel " + name);
+  }
+}
+
+}  // namespace fuserc
