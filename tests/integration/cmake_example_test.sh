@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CMake integration: `cmake --install` of this build into a fresh prefix, then
 # examples/cmake (find_package(fuserc), fuserc_add_package, fuserc::runtime) configured and
-# built against it with Make and with Ninja; the app runs and loads its package; a second build
+# built against it with Make and with Ninja; the app runs its package through the runtime's C
+# interface (on a GPU, else in the CPU emulator) and checks the values; a second build
 # does nothing; touching the graph rebuilds the package (and only then).
 #
 #   cmake_example_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
@@ -29,6 +30,13 @@ done
 version=$("$work/prefix/bin/fuserc" --version)
 grep -q "^fuserc " <<<"$version" || fail "the installed fuserc does not run: $version"
 
+# The app runs on GPU 0 where there is one (the CUDA driver loads and sees a device), else in
+# the CPU emulator, saying why.
+where="the CPU emulator"
+if nvidia-smi -L 2>/dev/null | grep -q '^GPU 0'; then
+  where="GPU 0"
+fi
+
 cp -r "$src/examples/cmake" "$work/example"  # a project outside fuserc's tree
 generators=("Unix Makefiles")
 if command -v ninja >/dev/null; then
@@ -46,12 +54,27 @@ for generator in "${generators[@]}"; do
   pkg="$b/bias_gelu.fpkg"
   [ -s "$pkg" ] || fail "$generator: no package"
   grep -qF "$work/example/bias_gelu.json" "$pkg.d" || fail "$generator: depfile: $(cat "$pkg.d")"
-  "$b/bias_gelu_app" >"$b.run.log" || fail "$generator: the app failed: $(cat "$b.run.log")"
-  [ "$(head -n 2 "$b.run.log")" = "bias_gelu: 1 symbols, 2 inputs, 1 outputs
-  N = 4096" ] || fail "$generator: unexpected output: $(cat "$b.run.log")"
-  # Bound (the plan's launches), or, where binding needs a GPU, the reason it could not.
-  grep -q "^  1 kernel launches\|^  not bound (no GPU): " "$b.run.log" ||
+  "$b/bias_gelu_app" >"$b.run.log" 2>&1 || fail "$generator: the app failed: $(cat "$b.run.log")"
+  grep -q "^fuserc runtime " "$b.run.log" || fail "$generator: no runtime version: $(cat "$b.run.log")"
+  [ "$(grep -v '^fuserc runtime \|^no GPU (' "$b.run.log" | sed 's/max |error| [^,]*,/max |error| E,/')" = \
+    "bias_gelu: 1 symbols, 2 inputs, 1 outputs
+  input  x [N, 4096]
+  input  bias [4096]
+  output y [N, 4096]
+N = 16: 1 kernel launches on $where
+y = gelu(x + bias): 65536 elements, max |error| E, ok" ] ||
     fail "$generator: unexpected output: $(cat "$b.run.log")"
+  # Without a GPU, one line says why before it runs in the emulator.
+  if [ "$where" = "the CPU emulator" ]; then
+    grep -q "^no GPU (.\+): running in the CPU emulator$" "$b.run.log" ||
+      fail "$generator: no reason given for not using a GPU: $(cat "$b.run.log")"
+  fi
+  # A package that is not there: one line naming it, exit status 1.
+  if "$b/bias_gelu_app" --emulate "$work/missing.fpkg" >"$b.missing.log" 2>&1; then
+    fail "$generator: the app succeeded without a package"
+  fi
+  [ "$(wc -l <"$b.missing.log")" = 2 ] && grep -q "^bias_gelu_app: loading: .*missing.fpkg" "$b.missing.log" ||
+    fail "$generator: unexpected error for a missing package: $(cat "$b.missing.log")"
   "$work/prefix/bin/fuserc" inspect "$pkg" --json >"$b.inspect.json"
   grep -q '"sm_90"' "$b.inspect.json" || fail "$generator: the package lacks sm_90"
 
@@ -70,5 +93,6 @@ for generator in "${generators[@]}"; do
   touch -d '-1 minute' "$work/example/bias_gelu.json"  # back, for the next generator
 done
 
+cat "$work/build-Unix-Makefiles.run.log"  # what the app printed
 rm -rf "$work"
 echo "cmake example: all checks passed"
