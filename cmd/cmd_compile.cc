@@ -1,13 +1,16 @@
 // `fuserc compile GRAPH.json -o OUT.fpkg`: the main job.
-#include <unistd.h>
-
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cmd/commands.h"
+#include "cmd/depfile.h"
 #include "cmd/pipeline_options.h"
+#include "cmd/progress_line.h"
 #include "codegen/compile_fusion.h"
+#include "codegen/nvrtc/nvrtc_toolchain.h"
+#include "core/base/file_io.h"
 #include "core/base/text_util.h"
 #include "core/frontend/graph_parser.h"
 #include "serde/package_writer.h"
@@ -20,10 +23,11 @@ void add_compile_command(CLI::App& app) {
                          "Compile a fusion graph into a package: segment it into kernels, generate "
                          "CUDA C++, compile it with NVRTC for each architecture, pack everything.");
   struct Options {
-    std::string graph, out, archs = "sm_80,sm_90";
+    std::string graph, out, archs = "sm_80,sm_90", depfile;
     int jobs = 0;
     bool quiet = false;
     PipelineFlags pipeline;
+    CacheFlags cache;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("GRAPH", o->graph, "the fusion graph (JSON)")->required();
@@ -32,26 +36,49 @@ void add_compile_command(CLI::App& app) {
                   "comma-separated GPU architectures to build cubins for (sm_75 and up); the PTX "
                   "of the lowest is included too (default: sm_80,sm_90)");
   sub->add_option("-j,--jobs", o->jobs, "parallel NVRTC compilations (default: one per core)");
-  sub->add_flag("-q,--quiet", o->quiet, "print nothing on success");
+  sub->add_option("--depfile", o->depfile,
+                  "also write the package's dependencies (the graph) to this file in Make "
+                  "syntax, for Ninja and Make");
+  sub->add_flag("-q,--quiet", o->quiet, "print nothing on success, and no progress line");
+  add_cache_flags(*sub, o->cache, true);
   add_pipeline_flags(*sub, o->pipeline);
   sub->footer(
       "The package holds, per kernel, the CUDA source, the PTX, a cubin per architecture with\n"
       "ptxas' register and spill counts, and every size the runtime needs as an expression over\n"
       "the graph's symbols; `fuserc inspect` shows it. Identical input and options give\n"
-      "identical bytes. Nothing is written unless compilation succeeds.");
+      "identical bytes, whatever the folder, the time, -j or the cache. Nothing is written\n"
+      "unless compilation succeeds. NVRTC results are kept in a cache shared by every fuserc\n"
+      "process (see `fuserc cache --help`); on a terminal a line shows NVRTC's progress.");
   sub->callback([o] {
+    std::unique_ptr<DiskCache> cache = open_compile_cache(o->cache);
+    nvrtc_toolchain(cache.get());  // from the cache when NVRTC is unchanged: no need to load it
     CompileOptions copts;
     copts.archs = parse_archs(o->archs);
     copts.jobs = o->jobs > 0 ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     std::filesystem::path out(o->out);
     copts.failure_dir = out.has_parent_path() ? out.parent_path().string() : ".";
+    copts.cache = cache.get();
+    std::optional<ProgressLine> progress(std::in_place, !o->quiet);
+    copts.progress = [&progress](size_t done, size_t total) { progress->update(done, total); };
     PassContext ctx = make_pass_context(o->pipeline);
     Fusion f = ctx.timed("parse", [&] { return parse_fusion_file(o->graph); });
     ctx.dump("parse", [&] { return f.to_text(); });
     CompiledFusion c = compile_fusion(std::move(f), copts, ctx);
+    progress.reset();  // the line is erased before anything else is printed
     PackageOptions popts;
     popts.options = {"--arch=" + o->archs};
-    ctx.timed("write", [&] { write_package(o->out, c, popts); });
+    // Like a compiler's object files, the package (and the depfile) replace the old ones
+    // atomically but are not forced to disk (fsync): after a crash the build runs again, and a
+    // package damaged by one is refused when loaded (its checksums). Forcing them cost more
+    // than the rest of a warm-cache compile.
+    ctx.timed("write", [&] { write_file_replacing(o->out, serialize_package(c, popts)); });
+    if (!o->depfile.empty()) write_file_replacing(o->depfile, make_depfile(o->out, {o->graph}));
+    if (cache) {
+      cache->flush();
+      if (!o->quiet && !cache->store_problem().empty())
+        std::cerr << "fuserc: warning: the compile cache was not updated: "
+                  << cache->store_problem() << "\n";
+    }
     if (o->pipeline.time_passes) std::cerr << ctx.timing_table();
     if (!o->quiet) {
       std::vector<std::string> archs;

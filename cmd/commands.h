@@ -8,6 +8,7 @@
 namespace fuserc::cmd {
 
 void add_bench_command(CLI::App& app);
+void add_cache_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_codegen_command(CLI::App& app);
 void add_compile_command(CLI::App& app);

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   fuserc::cmd::add_bench_command(app);
   fuserc::cmd::add_check_command(app);
   fuserc::cmd::add_inputs_command(app);
+  fuserc::cmd::add_cache_command(app);
 
   try {
     app.parse(argc, argv);

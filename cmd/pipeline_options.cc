@@ -1,9 +1,9 @@
 #include "cmd/pipeline_options.h"
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <sstream>
+
+#include "codegen/nvrtc/nvrtc_toolchain.h"
 
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
@@ -40,11 +40,37 @@ PassContext make_pass_context(const PipelineFlags& flags) {
   return ctx;
 }
 
+void add_cache_flags(CLI::App& sub, CacheFlags& flags, bool for_compiling) {
+  sub.add_option("--cache-dir", flags.dir,
+                 "the folder of fuserc's caches (default: $FUSERC_CACHE_DIR, else "
+                 "$XDG_CACHE_HOME/fuserc, else ~/.cache/fuserc); NVRTC results go in its nvrtc/ "
+                 "subfolder");
+  if (!for_compiling) return;
+  sub.add_flag("--no-cache", flags.disabled,
+               "neither read nor write the compile cache (every kernel is compiled by NVRTC)");
+  sub.add_option("--cache-max-mb", flags.max_mb,
+                 "the compile cache's size bound in MiB; least recently used entries are evicted "
+                 "beyond it (default: 1024)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+}
+
+std::string cache_root(const CacheFlags& flags) {
+  std::string root = flags.dir.empty() ? default_cache_root() : flags.dir;
+  if (root.empty())
+    throw UsageError(
+        "no cache folder: set --cache-dir, FUSERC_CACHE_DIR, XDG_CACHE_HOME or HOME, or use "
+        "--no-cache");
+  return root;
+}
+
+std::unique_ptr<DiskCache> open_compile_cache(const CacheFlags& flags) {
+  if (flags.disabled) return nullptr;
+  return std::make_unique<DiskCache>(cache_root(flags) + "/nvrtc",
+                                     static_cast<uint64_t>(flags.max_mb) << 20);
+}
+
 std::vector<int> parse_archs(const std::string& text) {
-  int count = 0;
-  nvrtcGetNumSupportedArchs(&count);
-  std::vector<int> supported(static_cast<size_t>(std::max(count, 0)));
-  if (count > 0) nvrtcGetSupportedArchs(supported.data());
+  const std::vector<int>& supported = nvrtc_toolchain().supported_archs;
   std::vector<int> out;
   std::stringstream ss(text);
   std::string item;

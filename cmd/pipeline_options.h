@@ -1,15 +1,34 @@
 // Owns the command-line options shared by the commands that run the compile pipeline:
-// --arch parsing, --dump-after=STAGE and --time-passes.
+// --arch parsing, --dump-after=STAGE and --time-passes, and the compile cache's options
+// (--cache-dir, --no-cache, --cache-max-mb).
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "core/base/disk_cache.h"
 #include "core/passes/pass_context.h"
 
 namespace fuserc::cmd {
+
+struct CacheFlags {
+  std::string dir;  // the root of fuserc's caches; "": default_cache_root()
+  bool disabled = false;
+  int64_t max_mb = 1024;
+};
+
+// --cache-dir always; --no-cache and --cache-max-mb when `for_compiling`.
+void add_cache_flags(CLI::App& sub, CacheFlags& flags, bool for_compiling);
+
+// The root folder the flags select; throws UsageError when there is none to be found.
+std::string cache_root(const CacheFlags& flags);
+
+// The NVRTC compile cache (ROOT/nvrtc), or nullptr with --no-cache.
+std::unique_ptr<DiskCache> open_compile_cache(const CacheFlags& flags);
 
 struct PipelineFlags {
   std::vector<std::string> dump_after;

@@ -101,6 +101,8 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       no.archs = options.archs;
       no.jobs = options.jobs;
       no.failure_dir = options.failure_dir;
+      no.cache = options.cache;
+      no.progress = options.progress;
       compile_kernels(ks, no);
     });
   }

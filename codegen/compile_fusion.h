@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/kernel_summary.h"
+#include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/passes/pass_context.h"
 #include "core/segment/memory_plan.h"
 #include "core/segment/segmented_fusion.h"
@@ -36,6 +37,8 @@ struct CompileOptions {
   int jobs = 1;
   bool run_nvrtc = true;          // false: stop after emitting CUDA (tests, dumps)
   std::string failure_dir = ".";  // where a kernel NVRTC rejects is saved
+  DiskCache* cache = nullptr;     // the NVRTC compile cache, if any (nvrtc/nvrtc_cache.h)
+  NvrtcProgress progress;         // told as NVRTC finishes kernels
 };
 
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx);

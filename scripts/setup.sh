@@ -27,7 +27,7 @@ JOBS=${JOBS:-$(nproc)}
 
 # 1. Debian packages (quiet when everything is there).
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
-          libxxhash-dev
+          libxxhash-dev git ninja-build
           catch2
           python3 python3-torch)  # the Python package (python/) and its tests
 missing=()

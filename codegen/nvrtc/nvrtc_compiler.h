@@ -1,10 +1,13 @@
 // Owns compiling generated CUDA C++ with NVRTC: a cubin per requested architecture, the PTX
 // of the lowest, ptxas' resource report (registers, spills, shared memory) for each, the exact
-// options used. Kernels compile in parallel. A compile failure or any warning is a bug in
-// fuserc's code generation: it is reported as an internal error with NVRTC's log, and the
-// source is saved beside the output for the bug report.
+// options used. Kernels compile in parallel, each compilation looked up in the compile cache
+// first when one is given (nvrtc_cache.h). A compile failure or any warning is a bug in
+// fuserc's code generation: every failed compilation is reported in one internal error with
+// NVRTC's log, and each failing source is saved beside the output for the bug report.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,17 +15,26 @@
 
 namespace fuserc {
 
+class DiskCache;
+
+// Called as kernels finish compiling (from any thread, never concurrently): `done` of `total`
+// kernels that were not in the cache. Called once with done == 0 before NVRTC starts, and not
+// at all when every compilation was cached.
+using NvrtcProgress = std::function<void(size_t done, size_t total)>;
+
 struct NvrtcOptions {
   std::vector<int> archs = {80, 90};  // sm_80, sm_90
   int jobs = 1;                       // parallel NVRTC invocations
   std::string failure_dir = ".";      // where the source of a failed compile is saved
+  DiskCache* cache = nullptr;         // the compile cache (nvrtc_cache.h), if any
+  NvrtcProgress progress;             // optional
 };
 
 // The options fuserc passes to NVRTC for `arch`, as recorded in packages (the include path of
 // the CUDA Toolkit's headers is added at compile time and not recorded).
 std::vector<std::string> nvrtc_options(int arch);
 
-// "13.0"
+// "13.0" (nvrtc_toolchain().version)
 std::string nvrtc_version();
 
 // The CUDA Toolkit's include directory (for cuda_fp16.h), found once.

@@ -111,7 +111,9 @@ std::string read_file(const std::string& path, size_t max_bytes) {
   return out;
 }
 
-void write_file_atomically(const std::string& path, std::string_view data) {
+namespace {
+
+void write_via_rename(const std::string& path, std::string_view data, bool durable) {
   if (path.empty()) fail_write(path, ENOENT);
   const std::string temp = temp_path_for(path);
   int fd;
@@ -122,7 +124,7 @@ void write_file_atomically(const std::string& path, std::string_view data) {
 
   FdCloser closer(fd);
   int err = write_all(fd, data);
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (err == 0 && durable && ::fsync(fd) != 0) err = errno;
   const int close_err = closer.close_now();
   if (err == 0) err = close_err;
   if (err == 0 && ::rename(temp.c_str(), path.c_str()) != 0) err = errno;
@@ -130,7 +132,17 @@ void write_file_atomically(const std::string& path, std::string_view data) {
     ::unlink(temp.c_str());
     fail_write(path, err);
   }
-  sync_directory_of(path);
+  if (durable) sync_directory_of(path);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view data) {
+  write_via_rename(path, data, true);
+}
+
+void write_file_replacing(const std::string& path, std::string_view data) {
+  write_via_rename(path, data, false);
 }
 
 }  // namespace fuserc

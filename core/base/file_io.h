@@ -1,5 +1,6 @@
 // Owns whole-file reads and atomic whole-file writes. Every file fuserc produces goes through
-// write_file_atomically, so an interrupted or failed run never leaves a partial output.
+// write_file_atomically or write_file_replacing, so an interrupted or failed run never leaves a
+// partial output.
 #pragma once
 
 #include <string>
@@ -14,5 +15,9 @@ std::string read_file(const std::string& path, size_t max_bytes = size_t(1) << 3
 // Writes `data` to a temporary file beside `path` (same directory), flushes it, then renames
 // it over `path`. On failure the temporary file is removed and a UserError names `path`.
 void write_file_atomically(const std::string& path, std::string_view data);
+
+// The same without the fsyncs: a reader sees the old file or the whole new one, but after a
+// power loss the new one may be damaged. For caches, whose readers check what they read.
+void write_file_replacing(const std::string& path, std::string_view data);
 
 }  // namespace fuserc

@@ -1,0 +1,285 @@
+#include "core/base/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "core/base/content_hash.h"
+#include "core/base/diagnostics.h"
+#include "core/base/file_io.h"
+#include "core/base/file_lock.h"
+
+namespace fs = std::filesystem;
+
+namespace fuserc {
+namespace {
+
+constexpr char kMagic[8] = {'F', 'Z', 'C', 'A', 'C', 'H', 'E', '1'};
+constexpr size_t kKeySize = 32;
+constexpr size_t kHeaderSize = sizeof kMagic + kKeySize + 8 + 8;
+constexpr int64_t kStaleTempSeconds = 3600;  // a temporary file this old belongs to a dead process
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool is_hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool is_key(std::string_view s) {
+  return s.size() == kKeySize && is_hex(s);
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+uint64_t get_u64(std::string_view in, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(static_cast<unsigned char>(in[at + i])) << (8 * i);
+  return v;
+}
+
+std::string encode_entry(const std::string& key, std::string_view value) {
+  std::string out(kMagic, sizeof kMagic);
+  out.reserve(kHeaderSize + value.size());
+  out += key;
+  put_u64(out, value.size());
+  put_u64(out, content_hash64(value));
+  out += value;
+  return out;
+}
+
+// The value of a well-formed entry for `key`, or nothing.
+std::optional<std::string> decode_entry(const std::string& key, const std::string& bytes) {
+  if (bytes.size() < kHeaderSize || bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0)
+    return std::nullopt;
+  if (bytes.compare(sizeof kMagic, kKeySize, key) != 0) return std::nullopt;
+  const uint64_t size = get_u64(bytes, sizeof kMagic + kKeySize);
+  const uint64_t hash = get_u64(bytes, sizeof kMagic + kKeySize + 8);
+  if (size != bytes.size() - kHeaderSize) return std::nullopt;
+  std::string value = bytes.substr(kHeaderSize);
+  if (content_hash64(value) != hash) return std::nullopt;
+  return value;
+}
+
+struct EntryFile {
+  std::string path;
+  uint64_t bytes;
+  struct timespec mtime;
+};
+
+bool older(const EntryFile& a, const EntryFile& b) {
+  if (a.mtime.tv_sec != b.mtime.tv_sec) return a.mtime.tv_sec < b.mtime.tv_sec;
+  if (a.mtime.tv_nsec != b.mtime.tv_nsec) return a.mtime.tv_nsec < b.mtime.tv_nsec;
+  return a.path < b.path;
+}
+
+// Every entry file under `dir` (its two-hex-digit subfolders); stale temporary files are
+// deleted on the way when `remove_stale_temps`. Files that vanish meanwhile are skipped.
+std::vector<EntryFile> scan_entries(const std::string& dir, bool remove_stale_temps) {
+  std::vector<EntryFile> out;
+  std::error_code ec;
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  for (fs::directory_iterator shard(dir, ec), end; !ec && shard != end; shard.increment(ec)) {
+    const std::string shard_name = shard->path().filename().string();
+    if (shard_name.size() != 2 || !is_hex(shard_name)) continue;
+    std::error_code ec2;
+    for (fs::directory_iterator f(shard->path(), ec2); !ec2 && f != end; f.increment(ec2)) {
+      const std::string name = f->path().filename().string();
+      const std::string path = f->path().string();
+      struct stat st;
+      if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (is_key(name) && name.compare(0, 2, shard_name) == 0) {
+        out.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtim});
+      } else if (remove_stale_temps && name.rfind('.', 0) == 0 &&
+                 name.find(".tmp.") != std::string::npos &&
+                 now - static_cast<int64_t>(st.st_mtim.tv_sec) > kStaleTempSeconds) {
+        ::unlink(path.c_str());
+      }
+    }
+  }
+  return out;
+}
+
+DiskCacheCounters read_counters(const std::string& path) {
+  DiskCacheCounters c;
+  std::string text;
+  try {
+    text = read_file(path, 1 << 16);
+  } catch (const UserError&) {
+    return c;  // none yet
+  }
+  std::istringstream in(text);
+  std::string name;
+  uint64_t value = 0;
+  while (in >> name >> value) {
+    if (name == "hits") c.hits = value;
+    if (name == "misses") c.misses = value;
+    if (name == "stores") c.stores = value;
+    if (name == "evictions") c.evictions = value;
+    if (name == "discarded") c.discarded = value;
+  }
+  return c;
+}
+
+std::string format_counters(const DiskCacheCounters& c) {
+  return "hits " + std::to_string(c.hits) + "\nmisses " + std::to_string(c.misses) + "\nstores " +
+         std::to_string(c.stores) + "\nevictions " + std::to_string(c.evictions) + "\ndiscarded " +
+         std::to_string(c.discarded) + "\n";
+}
+
+}  // namespace
+
+std::string default_cache_root() {
+  if (std::string d = env("FUSERC_CACHE_DIR"); !d.empty()) return d;
+  if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return d + "/fuserc";
+  if (std::string d = env("HOME"); !d.empty()) return d + "/.cache/fuserc";
+  return "";
+}
+
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
+    : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+
+DiskCache::~DiskCache() {
+  try {
+    flush();
+  } catch (...) {
+    // Counters and eviction are best effort; a destructor must not throw.
+  }
+}
+
+std::string DiskCache::entry_path(const std::string& key) const {
+  return dir_ + "/" + key.substr(0, 2) + "/" + key;
+}
+
+std::optional<std::string> DiskCache::get(const std::string& key, bool counted) {
+  FUSERC_CHECK(is_key(key), "bad cache key " + quote(key));
+  const std::string path = entry_path(key);
+  std::string bytes;
+  try {
+    bytes = read_file(path);
+  } catch (const UserError&) {
+    if (counted) ++misses_;
+    return std::nullopt;
+  }
+  std::optional<std::string> value = decode_entry(key, bytes);
+  if (!value) {
+    ::unlink(path.c_str());  // damaged: the caller rebuilds and stores it again
+    ++discarded_;
+    if (counted) ++misses_;
+    return std::nullopt;
+  }
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // most recently used
+  if (counted) ++hits_;
+  return value;
+}
+
+void DiskCache::put(const std::string& key, std::string_view value, bool counted) {
+  FUSERC_CHECK(is_key(key), "bad cache key " + quote(key));
+  const std::string path = entry_path(key);
+  try {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) throw UserError(SourcePlace{dir_}, "cannot create directory: " + ec.message());
+    write_file_replacing(path, encode_entry(key, value));
+    if (counted) ++stores_;
+    wrote_ = true;
+  } catch (const UserError& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (store_problem_.empty()) store_problem_ = e.what();
+  }
+}
+
+void DiskCache::flush() {
+  if (flushed_) return;
+  flushed_ = true;
+  DiskCacheCounters mine = local_counters();
+  if (mine.hits + mine.misses + mine.stores + mine.discarded == 0 && !wrote_) return;
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) return;  // nothing was stored and there is no cache yet
+  FileLock lock(dir_ + "/lock", FileLock::Mode::Wait);
+  if (!lock.locked()) return;  // a read-only cache: nothing to count or evict
+  if (wrote_) evict_if_needed();
+  mine.evictions = evictions_;
+  DiskCacheCounters all = read_counters(dir_ + "/stats");
+  all.hits += mine.hits;
+  all.misses += mine.misses;
+  all.stores += mine.stores;
+  all.evictions += mine.evictions;
+  all.discarded += mine.discarded;
+  try {
+    write_file_replacing(dir_ + "/stats", format_counters(all));
+  } catch (const UserError&) {
+    // Counters are informative only.
+  }
+}
+
+void DiskCache::evict_if_needed() {
+  if (max_bytes_ == 0) return;
+  std::vector<EntryFile> entries = scan_entries(dir_, true);
+  uint64_t total = 0;
+  for (const auto& e : entries) total += e.bytes;
+  if (total <= max_bytes_) return;
+  const uint64_t target = max_bytes_ / 10 * 9;
+  std::sort(entries.begin(), entries.end(), older);
+  for (const auto& e : entries) {
+    if (total <= target) break;
+    if (::unlink(e.path.c_str()) == 0) ++evictions_;
+    total -= e.bytes;
+  }
+}
+
+DiskCacheStats DiskCache::stats() const {
+  DiskCacheStats s;
+  for (const auto& e : scan_entries(dir_, false)) {
+    ++s.entries;
+    s.bytes += e.bytes;
+  }
+  s.counters = read_counters(dir_ + "/stats");
+  return s;
+}
+
+uint64_t DiskCache::clear() {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) return 0;
+  FileLock lock(dir_ + "/lock", FileLock::Mode::Wait);
+  uint64_t n = 0;
+  for (const auto& e : scan_entries(dir_, true))
+    if (::unlink(e.path.c_str()) == 0) ++n;
+  std::vector<fs::path> shards;
+  for (fs::directory_iterator shard(dir_, ec), end; !ec && shard != end; shard.increment(ec)) {
+    const std::string name = shard->path().filename().string();
+    if (name.size() == 2 && is_hex(name)) shards.push_back(shard->path());
+  }
+  for (const auto& shard : shards) fs::remove_all(shard, ec);
+  ::unlink((dir_ + "/stats").c_str());
+  return n;
+}
+
+DiskCacheCounters DiskCache::local_counters() const {
+  DiskCacheCounters c;
+  c.hits = hits_;
+  c.misses = misses_;
+  c.stores = stores_;
+  c.discarded = discarded_;
+  c.evictions = evictions_;
+  return c;
+}
+
+std::string DiskCache::store_problem() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return store_problem_;
+}
+
+}  // namespace fuserc

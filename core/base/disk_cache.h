@@ -1,0 +1,89 @@
+// Owns a content-addressed store of byte strings on disk, shared by any number of processes
+// and threads: the folder layout, entry files that check themselves, atomic stores, the size
+// bound with least-recently-used eviction, and counters shared by every process using it.
+//
+//   DIR/ab/ab12...ef   an entry: its key is the 32-hex-digit content hash of every input the
+//                      value depends on; the file holds a header (magic, key, size, hash of the
+//                      value) and the value. A reader checks all of it: a damaged entry is
+//                      deleted and reported as a miss, so the caller rebuilds it.
+//   DIR/stats          counters (hits, misses, stores, evictions, discarded), updated under
+//   DIR/lock           an flock by each process when it is done with the cache.
+//
+// Entries are written to a temporary file in the same folder and renamed, so a reader sees a
+// whole entry or none. A hit refreshes the entry's modification time; eviction removes the
+// oldest first.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fuserc {
+
+// The root of fuserc's caches: $FUSERC_CACHE_DIR, else $XDG_CACHE_HOME/fuserc, else
+// $HOME/.cache/fuserc; "" when none of them is set. Each cache uses a subfolder (nvrtc/, emu/).
+std::string default_cache_root();
+
+struct DiskCacheCounters {
+  uint64_t hits = 0, misses = 0, stores = 0, evictions = 0, discarded = 0;
+};
+
+struct DiskCacheStats {
+  uint64_t entries = 0;
+  uint64_t bytes = 0;          // of the entry files
+  DiskCacheCounters counters;  // since the cache was created or cleared, all processes
+};
+
+class DiskCache {
+ public:
+  // `dir` is created on the first store. `max_bytes` bounds the entries' total size (0: none).
+  DiskCache(std::string dir, uint64_t max_bytes);
+  ~DiskCache();  // flush()es
+  DiskCache(const DiskCache&) = delete;
+  DiskCache& operator=(const DiskCache&) = delete;
+
+  const std::string& dir() const { return dir_; }
+
+  // The value stored under `key` (32 lowercase hex digits), or nothing. Thread-safe.
+  // `counted`: false for bookkeeping entries that should not show in the hit/miss counters.
+  std::optional<std::string> get(const std::string& key, bool counted = true);
+
+  // Stores `value` under `key`. Never throws: a failure (full disk, read-only folder) is
+  // remembered in store_problem() and the value is simply not cached. Thread-safe.
+  void put(const std::string& key, std::string_view value, bool counted = true);
+
+  // Adds this process's counters to the shared ones and, if this process stored anything,
+  // evicts least recently used entries until the total is at most 90% of the bound. Called by
+  // the destructor; calling it earlier is allowed (counters are then only added once).
+  void flush();
+
+  // Scans the folder. Does not create it.
+  DiskCacheStats stats() const;
+
+  // Deletes every entry, temporary file and counter; returns the number of entries deleted.
+  uint64_t clear();
+
+  // This process's counters so far.
+  DiskCacheCounters local_counters() const;
+
+  // The first failure to store an entry ("" if none).
+  std::string store_problem() const;
+
+ private:
+  std::string entry_path(const std::string& key) const;
+  void evict_if_needed();
+
+  std::string dir_;
+  uint64_t max_bytes_;
+  std::atomic<uint64_t> hits_{0}, misses_{0}, stores_{0}, discarded_{0};
+  std::atomic<bool> wrote_{false};
+  uint64_t evictions_ = 0;
+  bool flushed_ = false;
+  mutable std::mutex mutex_;
+  std::string store_problem_;
+};
+
+}  // namespace fuserc
