@@ -22,7 +22,7 @@ void collapse_views(Fusion& f) {
     r.read(op);
     if (op.info().group != OpGroup::Shape || op.args[0].is_literal()) continue;
     const Op* p = f.producer(op.args[0].value);
-    if (!p || p->args[0].is_literal()) continue;
+    if (!p || p->args.empty() || p->args[0].is_literal()) continue;
     ValueId source = p->args[0].value;
     const Value& out = f.value(op.outs[0]);
     if (reshapes(op.kind) && reshapes(p->kind)) {
