@@ -16,9 +16,8 @@ const std::string kSym = R"("N": {"hint": 8}, "M": {"hint": 16})";
 
 Fusion after_passes(const std::string& ops, const std::string& outs,
                     const std::string& dtype = "f32") {
-  Fusion f = parse_text(graph("p", kSym,
-                              R"({"name": "x", "dtype": ")" + dtype + R"(", "shape": ["N", "M"]})",
-                              ops, outs));
+  Fusion f = parse_text(graph(
+      "p", kSym, R"({"name": "x", "dtype": ")" + dtype + R"(", "shape": ["N", "M"]})", ops, outs));
   PassContext ctx;
   run_presegmentation_passes(f, ctx);
   return f;
@@ -73,12 +72,13 @@ TEST_CASE("collapse-views and noop-views: one view where a chain was, none where
   REQUIRE(kinds(ident) == (std::vector<OpKind>{OpKind::Abs, OpKind::Permute}));
   CHECK(ident.value(ident.ops[0].args[0].value).name == "x");
   // Views of ops without operands (full, iota) are left alone (this crashed once).
-  Fusion made = after_passes(R"({"op": "full", "shape": [1], "value": 2.0, "dtype": "f32", "out": "a"},
+  Fusion made =
+      after_passes(R"({"op": "full", "shape": [1], "value": 2.0, "dtype": "f32", "out": "a"},
                                 {"op": "full", "shape": [1], "value": 3.0, "dtype": "f32", "out": "b"},
                                 {"op": "cat", "args": ["a", "b"], "dim": 0, "out": "c"},
                                 {"op": "reshape", "args": ["a"], "shape": [1, 1], "out": "d"},
                                 {"op": "mul", "args": ["x", "d"], "out": "y"})",
-                             R"("c", "y")");
+                   R"("c", "y")");
   CHECK(kinds(made) == (std::vector<OpKind>{OpKind::Full, OpKind::Full, OpKind::Cat,
                                             OpKind::Reshape, OpKind::Mul}));
 }
