@@ -22,6 +22,17 @@ namespace {
 constexpr size_t kMaxRecomputed = 16;
 // Rounds of segmentation and recomputation.
 constexpr int kRounds = 3;
+// A recomputation reads the cone's operands instead of its result: at the symbols' minimum
+// (extents of 1) that can be a few bytes more, which no launch notices. Losses up to this many
+// bytes at the bounds are tolerated; at the hints it must save.
+constexpr double kSlackBytes = 4096;
+
+bool worth_recomputing(const Bytes& gain) {
+  if (gain.empty() || gain[0] <= 0) return false;
+  for (double g : gain)
+    if (g < -kSlackBytes) return false;
+  return true;
+}
 
 struct Recompute {
   ValueId tensor = kNoValue;
@@ -125,7 +136,7 @@ std::vector<Recompute> plan(const Fusion& f, const SegmentedFusion& s,
       for (size_t i = 0; all && i < write.size(); ++i) r.gain[i] += write[i] / list.size();
       if (vanishes)
         for (double& g : r.gain) g += kLaunchBytes / list.size();
-      if (!worth_merging(r.gain)) continue;
+      if (!worth_recomputing(r.gain)) continue;
       auto it = best.find(r.reader);
       if (it == best.end() || it->second.gain < r.gain) best[r.reader] = r;
     }
@@ -188,7 +199,7 @@ SegmentedFusion segment_graph(Fusion& f, const std::vector<const Scheduler*>& sc
     remove_dead_ops(f);
     verify_fusion(f);
     SegmentedFusion next = segment_fusion_in_place(f, schedulers, hints);
-    if (!worth_merging(
+    if (!worth_recomputing(
             saving(cost(before, s, at), Bytes(at.points.size(), 0.0), cost(f, next, at)))) {
       f = std::move(before);
       break;
