@@ -9,8 +9,9 @@ Two shapes:
   wide   n/10 independent branches of 10 elementwise ops over the same two inputs, one output
          each: many small kernels that read the same tensors.
 For each, `fuserc bench GRAPH --frontend-only` (parse to CUDA text, no NVRTC) runs a few times
-and the script prints the median front-end time, the kernels and the share of the biggest
-stage. A run past --timeout seconds is reported as such.
+and the script prints the median front-end time, the segmentation stage's time (of the last
+run), the compiled kernels (every variant: 32- and 64-bit indexing count twice) and the share of
+the biggest stage. A run past --timeout seconds is reported as such.
 """
 import argparse
 import json
@@ -66,7 +67,7 @@ def main():
     p.add_argument("--timeout", type=float, default=600)
     a = p.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
-    print(f"{'shape':6} {'ops':>7} {'front end':>12} {'kernels':>8}  biggest stage")
+    print(f"{'shape':6} {'ops':>7} {'front end':>12} {'segment':>12} {'kernels':>8}  biggest stage")
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in (("chain", chain), ("wide", wide)):
             for n in sizes:
@@ -83,14 +84,17 @@ def main():
                     continue
                 if r.returncode != 0:
                     print(f"{name:6} {n:7} failed: {r.stderr.strip()[-200:]}")
+                    sys.stdout.flush()
                     continue
                 j = json.loads(r.stdout)
                 stages = j["stages_us"]
                 total = sum(stages.values()) or 1.0
                 big = max(stages, key=stages.get)
-                t = j["frontend_us"] / 1e6
-                shown = f"{t * 1000:.1f} ms" if t < 1 else f"{t:.2f} s"
-                print(f"{name:6} {n:7} {shown:>12} {j['kernels']:8}  "
+                def shown(t):
+                    return f"{t * 1000:.1f} ms" if t < 1 else f"{t:.2f} s"
+                seg = shown(stages.get("segment", 0) / 1e6)
+                print(f"{name:6} {n:7} {shown(j['frontend_us'] / 1e6):>12} {seg:>12} "
+                      f"{j['kernels']:8}  "
                       f"{big} {100 * stages[big] / total:.0f}%")
                 sys.stdout.flush()
 

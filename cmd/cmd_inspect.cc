@@ -22,8 +22,9 @@ void add_inspect_command(CLI::App& app) {
   sub->add_option("PACKAGE", o->package, "a package written by fuserc compile")->required();
   sub->add_flag("--json", o->json, "print JSON (for scripts)");
   sub->add_option("--bind", o->bind,
-                  "symbol values, e.g. N=4096,H=1024: also print the launch dimensions and "
-                  "buffer sizes they give");
+                  "symbol values, e.g. N=4096,H=1024 (or 'hints': the package's hints): also "
+                  "print the launch dimensions, buffer sizes and global-memory traffic "
+                  "(global_bytes, min_global_bytes) they give");
   sub->footer(
       "Every byte of the package is verified first (structure, checksums, the hash of "
       "each cubin, PTX and source).");
@@ -31,7 +32,11 @@ void add_inspect_command(CLI::App& app) {
     auto exe = Executable::load(o->package);
     exe->package().verify_all();
     std::shared_ptr<const Binding> bound;
-    if (!o->bind.empty()) {
+    if (o->bind == "hints") {
+      std::vector<int64_t> values;
+      for (const auto* s : *exe->metadata().symbols()) values.push_back(s->hint());
+      bound = exe->bind(values);
+    } else if (!o->bind.empty()) {
       auto given = parse_bindings(o->bind);
       std::vector<int64_t> values;
       const auto& m = exe->metadata();

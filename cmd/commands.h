@@ -12,6 +12,7 @@ void add_cache_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_codegen_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
+void add_dot_command(CLI::App& app);
 void add_dump_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   fuserc::cmd::add_run_command(app);
   fuserc::cmd::add_eval_command(app);
   fuserc::cmd::add_dump_command(app);
+  fuserc::cmd::add_dot_command(app);
   fuserc::cmd::add_codegen_command(app);
   fuserc::cmd::add_bench_command(app);
   fuserc::cmd::add_check_command(app);

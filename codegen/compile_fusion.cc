@@ -45,9 +45,10 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
   CompiledFusion out;
   run_presegmentation_passes(fusion, ctx);
   HeuristicHints hints = HeuristicHints::from(fusion);
-  // (May give readers of an input written in place a copy taken before: adds ops.)
-  out.segmented = ctx.timed(
-      "segment", [&] { return segment_fusion_in_place(fusion, all_schedulers(), hints); });
+  // (May give readers of an input written in place a copy taken before, and readers of a
+  // cheap intermediate their own copy of the ops computing it: adds ops.)
+  out.segmented =
+      ctx.timed("segment", [&] { return segment_graph(fusion, all_schedulers(), hints); });
   out.fusion = std::move(fusion);
   const Fusion& f = out.fusion;
   ctx.dump("segment", [&] { return out.segmented.to_text(f); });

@@ -1,5 +1,6 @@
 #include "runtime/package_report.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "core/base/dtype.h"
@@ -129,10 +130,40 @@ json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
           {"ptx_bytes", k.ptx()->size()}};
 }
 
+// Global-memory traffic: each launch reads every buffer it reads and writes every buffer it
+// writes once (global_bytes sums them over the plan); min_global_bytes is the graph's inputs
+// read once and its outputs written once, the least any plan can move.
+struct Traffic {
+  std::vector<int64_t> launches;
+  int64_t global = 0, minimum = 0;
+};
+
+Traffic traffic_of(const fb::Metadata& m, const Binding& b) {
+  Traffic t;
+  std::vector<bool> read(m.buffers()->size(), false);
+  for (const auto* l : *m.plan()) {
+    int64_t bytes = 0;
+    for (uint32_t buf : *l->reads()) {
+      bytes += b.slot(m.buffers()->Get(buf)->bytes_slot());
+      read[buf] = true;
+    }
+    for (uint32_t buf : *l->writes()) bytes += b.slot(m.buffers()->Get(buf)->bytes_slot());
+    t.launches.push_back(bytes);
+    t.global += bytes;
+  }
+  for (uint32_t i = 0; i < m.buffers()->size(); ++i) {
+    const fb::Buffer* buf = m.buffers()->Get(i);
+    if ((buf->kind() == fb::BufferKind::Input && read[i]) || buf->kind() == fb::BufferKind::Output)
+      t.minimum += b.slot(buf->bytes_slot());
+  }
+  return t;
+}
+
 json bound_json(const fb::Metadata& m, const Binding& b) {
   json symbols = json::object();
   for (uint32_t i = 0; i < m.symbols()->size(); ++i)
     symbols[m.symbols()->Get(i)->name()->str()] = b.symbols[i];
+  Traffic traffic = traffic_of(m, b);
   json launches = json::array();
   for (uint32_t l = 0; l < m.plan()->size(); ++l) {
     const fb::Kernel* k = m.kernels()->Get(b.kernel_of[l]);
@@ -142,14 +173,21 @@ json bound_json(const fb::Metadata& m, const Binding& b) {
     launches.push_back({{"kernel", k->name()->str()},
                         {"grid", grid},
                         {"block", block},
-                        {"dynamic_shared_bytes", b.slot(k->dynamic_smem_slot())}});
+                        {"dynamic_shared_bytes", b.slot(k->dynamic_smem_slot())},
+                        {"global_bytes", traffic.launches[l]}});
   }
   json buffers = json::object();
   for (const auto* buf : *m.buffers()) buffers[buf->name()->str()] = b.slot(buf->bytes_slot());
+  double ratio = traffic.minimum > 0
+                     ? static_cast<double>(traffic.global) / static_cast<double>(traffic.minimum)
+                     : 1.0;
   return {{"symbols", symbols},
           {"launches", launches},
           {"buffer_bytes", buffers},
-          {"workspace_bytes", b.slot(m.workspace_bytes_slot())}};
+          {"workspace_bytes", b.slot(m.workspace_bytes_slot())},
+          {"global_bytes", traffic.global},
+          {"min_global_bytes", traffic.minimum},
+          {"traffic_ratio", ratio}};
 }
 
 }  // namespace
@@ -295,10 +333,18 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     s << ":\n";
     for (const auto& l : b["launches"])
       s << "    " << l["kernel"].get<std::string>() << ": grid " << l["grid"].dump() << ", block "
-        << l["block"].dump() << ", dynamic shared " << l["dynamic_shared_bytes"] << " bytes\n";
+        << l["block"].dump() << ", dynamic shared " << l["dynamic_shared_bytes"]
+        << " bytes, reads and writes " << l["global_bytes"] << " bytes\n";
     for (const auto& [name, v] : b["buffer_bytes"].items())
       s << "    buffer " << name << ": " << v << " bytes\n";
     s << "    workspace: " << b["workspace_bytes"] << " bytes\n";
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3f", b["traffic_ratio"].get<double>());
+    s << "    global_bytes: " << b["global_bytes"]
+      << " (every buffer each kernel reads or writes, once per kernel)\n"
+      << "    min_global_bytes: " << b["min_global_bytes"]
+      << " (the inputs read once, the outputs written once)\n"
+      << "    traffic ratio: " << ratio << "\n";
   }
   return s.str();
 }

@@ -36,7 +36,8 @@ class ReductionLowering {
     }
     for (const auto& info : a_.reductions)
       input_nodes_.push_back(graph_.value_at(info.input, coords_));
-    for (ValueId o : a_.full_outputs) full_.emplace_back(o, graph_.value_at(o, coords_));
+    for (ValueId o : a_.full_outputs)
+      full_.emplace_back(o, graph_.value_at(o, full_coords(o, coords_)));
     for (ValueId o : a_.reduced_outputs)
       reduced_.emplace_back(o, graph_.value_at(o, coords_of(f_.value(o), row_linear)));
   }
@@ -122,6 +123,13 @@ class ReductionLowering {
       extents.push_back(a_.domain[d]);
     }
     return linearize(kept, extents);
+  }
+  // Coordinates in a full output (the domain's shape, or a view of it in another shape: the
+  // element at the same linear index) for the domain coordinates `c`.
+  std::vector<Expr> full_coords(ValueId o, const std::vector<Expr>& c) const {
+    const Value& v = f_.value(o);
+    if (v.shape == a_.domain) return c;
+    return delinearize(linearize(c, a_.domain), v.shape);
   }
   // Coordinates in a value with one element per row (any placement of 1s).
   static std::vector<Expr> coords_of(const Value& v, const Expr& row_linear) {
@@ -415,7 +423,8 @@ class ReductionLowering {
           c, row, false, false, nodes, [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
             for (size_t i = 0; i < full_.size(); ++i) {
               ValueId o = full_[i].first;
-              b.push_back(kir::store(c.param_of(o), output_offset(f_, o, oc, linear),
+              b.push_back(kir::store(c.param_of(o),
+                                     output_offset(f_, o, full_coords(o, oc), linear),
                                      f_.value(o).dtype, v[i]));
             }
           });

@@ -4,6 +4,9 @@ namespace fuserc {
 
 const std::vector<FusionPass>& presegmentation_passes() {
   static const std::vector<FusionPass> passes = {
+      {"fold-casts", "cast the original value where a cast of an exact cast was", fold_casts},
+      {"collapse-views", "read through one view where a view of a view was", collapse_views},
+      {"noop-views", "remove views that give back their operand unchanged", remove_noop_views},
       {"dead-code", "remove ops whose results no output needs", remove_dead_ops},
   };
   return passes;

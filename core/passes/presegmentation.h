@@ -23,8 +23,11 @@ const std::vector<FusionPass>& presegmentation_passes();
 // Runs every pass (timed, dumped as asked), verifying the IR after each.
 void run_presegmentation_passes(Fusion& fusion, PassContext& ctx);
 
-// Individual passes (one file each).
-void remove_dead_ops(Fusion& fusion);  // dead_code.cc
+// Individual passes (one file each), in the order they run.
+void fold_casts(Fusion& fusion);         // fold_casts.cc
+void collapse_views(Fusion& fusion);     // collapse_views.cc
+void remove_noop_views(Fusion& fusion);  // noop_views.cc
+void remove_dead_ops(Fusion& fusion);    // dead_code.cc
 
 // The IR verifier: structural invariants every pass must keep. Throws InternalError.
 void verify_fusion(const Fusion& fusion);  // fusion_verifier.cc

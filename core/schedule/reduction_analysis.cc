@@ -72,12 +72,39 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
   std::map<int, int> reduction_of_op;
   for (size_t i = 0; i < a.reductions.size(); ++i)
     reduction_of_op[a.reductions[i].op] = static_cast<int>(i);
+  // Values of the domain's size in another shape: views (reshape, squeeze, unsqueeze) of a
+  // value of the domain's shape that reads its own row, or of another such view. One may be a
+  // result of the group, computed at the domain's coordinates and stored at the same linear
+  // index; where it depends on a reduction nothing else may read it (its alignment is lost).
+  std::set<ValueId> linear_views;
+  auto is_view = [](OpKind k) {
+    return k == OpKind::Reshape || k == OpKind::Squeeze || k == OpKind::Unsqueeze;
+  };
   for (int k : group.ops) {
     const Op& op = f.ops[k];
     std::set<int> dep;
     for (const auto& arg : op.args)
       if (!arg.is_literal() && depends.count(arg.value))
         dep.insert(depends[arg.value].begin(), depends[arg.value].end());
+    if (is_view(op.kind) && f.value(op.outs[0]).shape != a.domain) {
+      ValueId in = op.args[0].value;
+      auto al = align.find(in);
+      bool own_row =
+          al == align.end() || (f.value(in).shape == a.domain && reads_own_row(al->second));
+      if (linear_views.count(in) || (f.value(in).shape == a.domain && own_row)) {
+        linear_views.insert(op.outs[0]);
+        if (!dep.empty() && (!align.count(in) || !propagate(f, op, align))) {
+          depends[op.outs[0]] = dep;
+          continue;
+        }
+      }
+    }
+    for (const auto& arg : op.args)
+      if (!arg.is_literal() && linear_views.count(arg.value) && depends.count(arg.value) &&
+          !align.count(arg.value)) {
+        a.error = who(f, op) + " reads a reduction's result viewed in another shape";
+        return a;
+      }
     if (auto it = reduction_of_op.find(k); it != reduction_of_op.end()) {
       ReductionInfo& r = a.reductions[it->second];
       for (int d : dep) r.phase = std::max(r.phase, a.reductions[d].phase + 1);
@@ -115,7 +142,16 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
     auto al = align.find(o);
     // With rows of one element (reductions over size-1 dims, or rank 0) a result of the
     // domain's shape is also one element per row: a plain reduction.
-    if (v.shape == a.domain && !a.row_length.is_const(1)) {
+    bool view = linear_views.count(o) && !a.row_length.is_const(1);
+    if (view) {
+      for (const auto& [out, in] : f.aliases)
+        if (out == o) {
+          a.error = "its result '" + v.name + "', a view of the domain " +
+                    shape_to_string(a.domain) + ", is written in place";
+          return a;
+        }
+      a.full_outputs.push_back(o);
+    } else if (v.shape == a.domain && !a.row_length.is_const(1)) {
       if (al != align.end() && !reads_own_row(al->second)) {
         a.error = "its result '" + v.name + "' reads a reduction's result on other rows";
         return a;

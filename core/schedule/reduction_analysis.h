@@ -5,7 +5,9 @@
 //     and what consumes a reduction's result only broadcasts it back (elementwise ops,
 //     broadcast_in_dim, expand, reshape, squeeze, unsqueeze);
 //   - every result written to memory has the domain's shape ("full" outputs, computed per
-//     element after the reductions they need) or one element per row ("reduced" outputs).
+//     element after the reductions they need), or is a view of such a value in another shape
+//     (reshape, squeeze, unsqueeze: also a full output, stored at the domain's linear index),
+//     or has one element per row ("reduced" outputs).
 // Rows are the kept dims of D (linearized), a row's elements its reduced dims. A reduction
 // whose input depends on another reduction's result runs in a later phase over the same row.
 #pragma once
@@ -31,7 +33,7 @@ struct ReductionAnalysis {
   std::vector<int64_t> reduced_dims, kept_dims;
   std::vector<ReductionInfo> reductions;
   int phases = 0;
-  std::vector<ValueId> full_outputs;     // group outputs of the domain's shape
+  std::vector<ValueId> full_outputs;     // group outputs of the domain's shape, or views of it
   std::vector<ValueId> reduced_outputs;  // group outputs with one element per row
   bool inner = true;                     // the innermost dim of D is reduced (rows are contiguous)
   Expr rows = Expr(1);                   // product of the kept extents

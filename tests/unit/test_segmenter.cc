@@ -8,6 +8,7 @@
 
 #include "codegen/compile_fusion.h"
 #include "core/passes/presegmentation.h"
+#include "core/schedule/register_cost.h"
 #include "core/schedule/scheduler.h"
 #include "core/segment/memory_plan.h"
 #include "core/segment/segmenter.h"
@@ -113,16 +114,29 @@ TEST_CASE("sibling groups reading the same input merge only when safe and of one
                                   R"("y")"));
   REQUIRE(chain.s.segments.size() == 2);
   CHECK(names_of(chain.f, chain.s.segments[1].inputs) == std::vector<std::string>{"x", "es"});
-  // At most 8 results per merged kernel.
-  std::string ops, outs;
-  for (int i = 0; i < 12; ++i) {
-    ops += std::string(i ? ", " : "") + R"({"op": "mul", "args": ["x", )" + std::to_string(i + 2) +
-           R"(], "out": "y)" + std::to_string(i) + "\"}";
-    outs += std::string(i ? ", " : "") + "\"y" + std::to_string(i) + "\"";
+  // Results per merged kernel are bounded by the register estimate, not a count: twelve f32
+  // results of x fit one kernel; forty do not, and are packed into as few kernels as fit.
+  auto many_outputs = [&](int n) {
+    std::string ops, outs;
+    for (int i = 0; i < n; ++i) {
+      ops += std::string(i ? ", " : "") + R"({"op": "mul", "args": ["x", )" +
+             std::to_string(i + 2) + R"(], "out": "y)" + std::to_string(i) + "\"}";
+      outs += std::string(i ? ", " : "") + "\"y" + std::to_string(i) + "\"";
+    }
+    return segment(graph("many", sym, x, ops, outs));
+  };
+  Segmented twelve = many_outputs(12);
+  CHECK(twelve.s.segments.size() == 1);
+  Segmented forty = many_outputs(40);
+  CHECK(forty.s.segments.size() >= 2);
+  CHECK(forty.s.segments.size() <= 3);
+  size_t outputs = 0;
+  for (const auto& seg : forty.s.segments) {
+    outputs += seg.outputs.size();
+    CHECK(estimated_registers(forty.f, seg, seg.scheduler, HeuristicHints::from(forty.f)) <=
+          kRegisterBudget);
   }
-  Segmented many = segment(graph("many", sym, x, ops, outs));
-  CHECK(many.s.segments.size() == 2);
-  for (const auto& seg : many.s.segments) CHECK(seg.outputs.size() <= 8);
+  CHECK(outputs == 40);
 }
 
 TEST_CASE("the workspace plan shares bytes between intermediates whose lives do not overlap",

@@ -1,0 +1,57 @@
+#include "core/schedule/register_cost.h"
+
+#include <algorithm>
+
+#include "core/schedule/reduction_analysis.h"
+#include "core/schedule/reduction_scheduler.h"
+
+namespace fuserc {
+namespace {
+
+// Indexing, loop counters, pointers and temporaries.
+constexpr int64_t kBaseRegisters = 24;
+
+int64_t words(DType t) {
+  return dtype_size(t) > 4 ? 2 : 1;
+}
+
+}  // namespace
+
+int64_t pointwise_registers(const std::vector<size_t>& bytes) {
+  size_t widest = 1;
+  for (size_t b : bytes) widest = std::max(widest, b);
+  const int64_t lanes = static_cast<int64_t>(16 / widest);
+  int64_t regs = kBaseRegisters;
+  for (size_t b : bytes) regs += (lanes * static_cast<int64_t>(b) + 3) / 4;
+  return regs;
+}
+
+int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind kind,
+                            const HeuristicHints& hints) {
+  if (kernel_family(kind) == SchedulerKind::Pointwise) {  // transpose tiles: same registers
+    std::vector<size_t> bytes;
+    for (ValueId v : group.inputs)
+      if (!f.value(v).scalar_input) bytes.push_back(dtype_size(f.value(v).dtype));
+    for (ValueId v : group.outputs) bytes.push_back(dtype_size(f.value(v).dtype));
+    return pointwise_registers(bytes);
+  }
+  ReductionAnalysis a = analyze_reductions(f, group);
+  if (!a.ok()) return kBaseRegisters;
+  int64_t regs = kBaseRegisters;
+  for (const ReductionInfo& r : a.reductions) {
+    const Op& op = f.ops[r.op];
+    DType t = f.value(r.outputs[0]).dtype;
+    if (op.kind == OpKind::Max || op.kind == OpKind::Min || op.kind == OpKind::Amax ||
+        op.kind == OpKind::Amin)
+      t = f.value(r.input).dtype;
+    bool welford = op.kind == OpKind::Var || op.kind == OpKind::VarMean;
+    regs += (welford ? 3 : 1) * (is_float(t) ? words(t) : 2);
+  }
+  ReductionParams p = reduction_heuristics(a, kind, hints);
+  if (kind == SchedulerKind::Normalization && p.elements_per_thread > 0)
+    for (ValueId v : group.inputs)
+      if (!f.value(v).scalar_input) regs += p.elements_per_thread * words(f.value(v).dtype);
+  return regs;
+}
+
+}  // namespace fuserc

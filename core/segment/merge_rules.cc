@@ -1,0 +1,49 @@
+#include "core/segment/merge_rules.h"
+
+#include "core/schedule/element_cost.h"
+#include "core/schedule/reduction_analysis.h"
+
+namespace fuserc {
+namespace {
+
+// About one row block per SM of a large GPU (as the reduction heuristics count them).
+constexpr int64_t kBusyRows = 132;
+// Rows longer than this take more than one block's worth of work per row.
+constexpr int64_t kLongestRow = 16384;
+
+}  // namespace
+
+const Scheduler* first_accepting(const Fusion& f, const Segment& s,
+                                 const std::vector<const Scheduler*>& schedulers,
+                                 std::string* reasons) {
+  for (const Scheduler* sch : schedulers) {
+    std::string why = sch->reject_reason(f, s);
+    if (why.empty()) {
+      why = element_cost_reason(f, s);
+      if (why.empty()) return sch;
+    }
+    if (reasons)
+      *reasons +=
+          std::string(reasons->empty() ? "" : "; ") + scheduler_name(sch->kind()) + ": " + why;
+  }
+  return nullptr;
+}
+
+std::string parallelism_reason(const SegmentContext& ctx, const Segment& merged,
+                               SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b) {
+  if (kernel_family(merged_kind) == SchedulerKind::Pointwise || (a == merged_kind && b == merged_kind)) return "";
+  ReductionAnalysis an = analyze_reductions(ctx.f, merged);
+  if (!an.ok()) return an.error;
+  const HeuristicHints& hints = ctx.points.points[0];
+  const HeuristicHints& largest = ctx.points.points.back();
+  int64_t rows = hints.value_of(an.rows);
+  if (rows < kBusyRows)
+    return "it would run " + std::to_string(rows) +
+           " rows at the hints, too few to keep a GPU busy";
+  int64_t length = largest.value_of(an.row_length);
+  if (length > kLongestRow)
+    return "its rows may hold " + std::to_string(length) + " elements, too many for one block";
+  return "";
+}
+
+}  // namespace fuserc
