@@ -187,7 +187,7 @@ TEST_CASE("the C interface says when the device has no code of the package", "[c
   old.cc_minor = 0;
   FakeDriver fake(old);
   fuserc_package* p = load_mix();
-  int64_t symbols[2] = {3, 4};
+  int64_t symbols[2] = {3, 4};  // too small for tiles: the pointwise variant of k0
   fuserc_plan* plan = nullptr;
   CHECK(fuserc_bind(p, symbols, 2, &plan) == FUSERC_ERROR_NO_COMPATIBLE_KERNEL);
   CHECK(last_error() ==

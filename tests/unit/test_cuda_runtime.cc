@@ -123,7 +123,9 @@ TEST_CASE("a plan launched through the driver computes what the interpreter does
   PlanBuffers b = upload_inputs(*plan, run.inputs, mem);
   plan->launch(nullptr, b.inputs.data(), b.outputs.data());
   REQUIRE(fake.launches.size() == 3);
-  CHECK(fake.launches[0].kernel == "runtime_mix_k0_i32");
+  // k0 reads the transposed input: shared-memory tiles of 32 x 32 (ceildiv(257, 32) x ceildiv(300, 32)).
+  CHECK(fake.launches[0].kernel == "runtime_mix_k0_tile_i32");
+  CHECK(fake.launches[0].dims.grid[0] == 9 * 10);
   CHECK(fake.launches[2].kernel == "runtime_mix_k2_i32");
   CHECK(fake.launches[2].dims.grid[1] == 10);
   check_outputs(download_outputs(*plan, b), run.want);
@@ -187,11 +189,11 @@ TEST_CASE("each kernel runs the cubin for the device, a compatible one, or the P
     pkg->bind({257, 300});
     return fake.loaded_images;
   };
-  std::vector<std::string> sm90 = {"sm_90 cubin of runtime_mix_k0_i32",
+  std::vector<std::string> sm90 = {"sm_90 cubin of runtime_mix_k0_tile_i32",
                                    "sm_90 cubin of runtime_mix_k1_i32",
                                    "sm_90 cubin of runtime_mix_k2_i32"};
   CHECK(loaded(9, 0) == sm90);
-  CHECK(loaded(8, 6)[0] == "sm_80 cubin of runtime_mix_k0_i32");
+  CHECK(loaded(8, 6)[0] == "sm_80 cubin of runtime_mix_k0_tile_i32");
   CHECK(loaded(8, 9)[2] == "sm_80 cubin of runtime_mix_k2_i32");
   CHECK(loaded(8, 0)[1] == "sm_80 cubin of runtime_mix_k1_i32");
 
@@ -203,7 +205,7 @@ TEST_CASE("each kernel runs the cubin for the device, a compatible one, or the P
   auto a = rt::Package::from_bytes(mix_package(), "a.fpkg");
   fake.register_package(a->executable(), false);
   a->bind({257, 300});
-  CHECK(fake.loaded_images[0] == "JIT(sm_100) of runtime_mix_k0_i32");
+  CHECK(fake.loaded_images[0] == "JIT(sm_100) of runtime_mix_k0_tile_i32");
   CHECK(fake.jit_links == 3);
   auto b = rt::Package::from_bytes(mix_package(), "b.fpkg");  // the same kernels again
   b->bind({257, 300});
@@ -223,7 +225,7 @@ TEST_CASE("a device the package has no code for is refused, naming both architec
   CHECK(error_of([&] {
           pkg->bind({257, 300});
         }) ==
-        "mix.fpkg: kernel runtime_mix_k0_i32 cannot run on Tesla T4 (sm_75): the package has "
+        "mix.fpkg: kernel runtime_mix_k0_tile_i32 cannot run on Tesla T4 (sm_75): the package has "
         "sm_80, sm_90, PTX for compute_80 (recompile with --arch sm_75)");
   CHECK(failure_of([&] { pkg->bind({257, 300}); }) == Failure::NoCompatibleKernel);
 }
@@ -237,7 +239,7 @@ TEST_CASE("launch failures name the kernel, its grid, block and shared memory", 
   PlanBuffers b = upload_inputs(*plan, run.inputs, mem);
   fake.fail_next_launch = cuda::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   CHECK(error_of([&] { plan->launch(nullptr, b.inputs.data(), b.outputs.data()); }) ==
-        "launching kernel runtime_mix_k0_i32 (grid 151x1x1, block 128x1x1, 0 B dynamic shared "
+        "launching kernel runtime_mix_k0_tile_i32 (grid 90x1x1, block 32x8x1, 0 B dynamic shared "
         "memory): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources requested for launch)");
 
   // Bad arguments are refused before anything is launched.
@@ -290,9 +292,9 @@ TEST_CASE("kernels opt in to large shared memory, within the device's limit", "[
   modules.function(0, 100 * 1024);
   modules.function(0, 90 * 1024);  // already allowed
   REQUIRE(fake.shared_attributes.size() == 1);
-  CHECK(fake.shared_attributes[0] == std::make_pair(std::string("runtime_mix_k0_i32"), 102400));
+  CHECK(fake.shared_attributes[0] == std::make_pair(std::string("runtime_mix_k0_tile_i32"), 102400));
   CHECK(error_of([&] { modules.function(0, 300 * 1024); }) ==
-        "kernel runtime_mix_k0_i32 needs 307200 B of dynamic shared memory per block (+0 B "
+        "kernel runtime_mix_k0_tile_i32 needs 307200 B of dynamic shared memory per block (+4224 B "
         "static); Fake GPU (sm_90) allows at most 232448 B");
 }
 
@@ -412,7 +414,7 @@ TEST_CASE("fuserc bench --gpu times every kernel and the plan through the runtim
   CHECK(j["symbols"]["N"] == 64);
   REQUIRE(j["kernels"].size() == 3);
   CHECK(j["kernels"][2]["name"] == "runtime_mix_k2_i32");
-  CHECK(j["kernels"][0]["grid"] == "4x1x1");
+  CHECK(j["kernels"][0]["grid"] == "2x1x1");  // 32 x 32 tiles of the transposed read
   // Inputs read once (x and p; the scalars are not buffers) and outputs written once (y, s,
   // p_new in place): 4 * (2 * 64 * 32) + 4 * (64 * 32 + 1 + 64 * 32).
   CHECK(j["bytes"] == 4 * (2 * 64 * 32) + 4 * (2 * 64 * 32 + 1));
