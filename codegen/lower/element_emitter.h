@@ -2,7 +2,8 @@
 // named local (literals stay inline), computed once, in the innermost branch of the conditions
 // (pad, cat: if/else, so that loads in a branch not taken never run) that holds all its uses;
 // on the vector path everything that does not depend on the lane is computed once before the
-// lane loop, and contiguous loads become lanes of one vector load.
+// lane loop, and contiguous loads become lanes of one vector load. An Index node (index_select,
+// gather) becomes a local holding the clamped index; the addresses that use it read that local.
 #pragma once
 
 #include <functional>
@@ -68,6 +69,10 @@ class ElementEmitter {
   std::map<int, std::string> vector_loads_;
   std::map<int, kir::ValuePtr> overrides_;
 
+  // Index variables of the graph (Index nodes) -> the locals holding their values here.
+  std::map<std::string, Expr> index_locals_;
+
+  Expr at(const Expr& e) const;  // an expression of the graph on this path
   bool uses_lane(const Expr& e) const;
   std::string local_name(int node);
   kir::ValuePtr compute(int node, const std::vector<kir::ValuePtr>& args);
