@@ -220,8 +220,9 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
     if (n.kind == K::Index) {
       // The clamped index, in the kernel's index type; reads at its variable use this local.
       std::string name = names_.fresh("ix");
-      kir::ValuePtr v = kir::call("fz_clamp_index", index_type_,
-                                  {value_of(n.args[0]), kir::index_value(at(n.offset), index_type_)});
+      kir::ValuePtr v =
+          kir::call("fz_clamp_index", index_type_,
+                    {value_of(n.args[0]), kir::index_value(at(n.offset), index_type_)});
       target.push_back(kir::let(index_type_, name, v));
       index_locals_[n.index.name()] = Expr::index(name, n.offset);
       value[id] = kir::ref(name, index_type_);

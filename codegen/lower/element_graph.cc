@@ -197,7 +197,8 @@ int ElementGraph::value_at(ValueId v, const std::vector<Expr>& coords) {
       Expr extent = f_.value(op.args[0].value).shape[op.attrs.dim];
       int id = index_node(element, extent, linearize(stack[top].arg_coords[1], ix.shape));
       stack[top].index_node = id;
-      stack[top].arg_coords[0] = operand_coords(f_, op, stack[top].key.second, &nodes_[id].index)[0];
+      stack[top].arg_coords[0] =
+          operand_coords(f_, op, stack[top].key.second, &nodes_[id].index)[0];
       Key k(op.args[0].value, stack[top].arg_coords[0]);
       if (find(k) < 0) {
         stack.push_back({std::move(k), {}, false, -1});

@@ -409,12 +409,12 @@ std::vector<InferredResult> infer_indexing(const Fusion& f, Op& op) {
   op.attrs.dim = normalize_dim(op.attrs.dim, x.rank(), "dim");
   const int64_t dim = op.attrs.dim;
   if (ix.dtype != DType::I32 && ix.dtype != DType::I64)
-    fail(arg_path(1), std::string("the index of '") + name + "' must be an i32 or i64 tensor, got " +
-                          describe(f, op.args[1]));
+    fail(arg_path(1), std::string("the index of '") + name +
+                          "' must be an i32 or i64 tensor, got " + describe(f, op.args[1]));
   if (op.kind == OpKind::IndexSelect) {
     if (ix.rank() != 1)
-      fail(arg_path(1), "the index of 'index_select' must have rank 1, got " +
-                            describe(f, op.args[1]));
+      fail(arg_path(1),
+           "the index of 'index_select' must have rank 1, got " + describe(f, op.args[1]));
     std::vector<Expr> shape = x.shape;
     shape[dim] = ix.shape[0];
     return {{x.dtype, shape}};

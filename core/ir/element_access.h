@@ -3,8 +3,8 @@
 // Views (broadcast, expand, permute, reshape, squeeze, unsqueeze, slice) become index
 // arithmetic; pad and cat read their operands at shifted coordinates (which operand, or the
 // fill, a condition on the coordinates decides); index_select and gather read their input at a
-// coordinate along `dim` that is an element of the index tensor. Used by lowering (codegen's element graph) and
-// by the schedulers' cost model, so both agree on what a kernel recomputes.
+// coordinate along `dim` that is an element of the index tensor. Used by lowering (codegen's
+// element graph) and by the schedulers' cost model, so both agree on what a kernel recomputes.
 #pragma once
 
 #include <vector>

@@ -75,7 +75,7 @@ const HostTensor& named(const std::vector<std::pair<std::string, HostTensor>>& o
 // The graphs whose names start with `prefix` (or, for "", those no other family takes), each
 // at several sizes. One test case per family, so that they can run in parallel.
 const std::vector<std::string> kFamilies = {"inplace_reduce_", "inplace_accumulate_", "inplace_",
-                                            "literals_", "unary_new_", "indexing_"};
+                                            "literals_",       "unary_new_",          "indexing_"};
 
 void check_family(const std::string& prefix) {
   int checked = 0;

@@ -78,7 +78,7 @@ TEST_CASE("index_select and gather in eval: PyTorch's values, out-of-range indic
   auto out = evaluate_fusion(f, in, "in");
   CHECK(output(out, "s").shape() == std::vector<int64_t>{2, 4});
   CHECK(values(output(out, "s")) == std::vector<double>{3, 1, 2, 3, 6, 4, 5, 6});
-  CHECK(values(output(out, "t")) == std::vector<double>{1, 3, 5, 5});  // x[r][g[r][c]]
+  CHECK(values(output(out, "t")) == std::vector<double>{1, 3, 5, 5});        // x[r][g[r][c]]
   CHECK(values(output(out, "u")) == std::vector<double>{4, 2, 6, 1, 2, 6});  // x[h[r][c]][c]
   // Outside [0, extent): clamped to the nearest end (the contract leaves the value open).
   in["i"] = tensor(DType::I32, {4}, {-7, 3, 1000, std::numeric_limits<int32_t>::min()});
@@ -91,8 +91,8 @@ TEST_CASE("index_select and gather in eval: PyTorch's values, out-of-range indic
 }
 
 TEST_CASE("fuserc inputs draws indices inside the extent they index", "[eval][indexing]") {
-  Fusion f = parse_text(read_file(std::string(FUSERC_TEST_CORPUS_DIR) +
-                                  "/cross_entropy_fwd_bf16.json"));
+  Fusion f =
+      parse_text(read_file(std::string(FUSERC_TEST_CORPUS_DIR) + "/cross_entropy_fwd_bf16.json"));
   TensorMap in = make_random_inputs(f, choose_symbol_values(f, {{"N", 2000}, {"V", 7}}), 5);
   const HostTensor& t = in.at("target");
   bool low = false, high = false;
@@ -114,8 +114,7 @@ TEST_CASE("fuserc inputs draws indices inside the extent they index", "[eval][in
 
 TEST_CASE("cross-entropy and embedding + positions + layer norm: one kernel each, as eval",
           "[emulated][indexing]") {
-  std::string ce =
-      read_file(std::string(FUSERC_TEST_CORPUS_DIR) + "/cross_entropy_fwd_bf16.json");
+  std::string ce = read_file(std::string(FUSERC_TEST_CORPUS_DIR) + "/cross_entropy_fwd_bf16.json");
   std::string emb = graph_file("public/embedding_pos_layernorm_bf16");
   for (const std::string* json : {&ce, &emb}) {
     auto exe = compile_graph(parse_text(*json));
