@@ -3,7 +3,8 @@
 every input dtype with i32 and i64 indices, negative dims, every dim of a rank-3 tensor, empty
 index tensors (symbols with `min: 0`), indices at 0 and at extent - 1
 (made by full and iota), index tensors produced by casts and views, an index produced by
-another lookup, gathers feeding a reduction along the gathered dim, the lookup of a RoPE
+another lookup, gathers feeding a reduction along the gathered dim, lookups of reduction
+results and indices made by reductions, the lookup of a RoPE
 kernel and cross-entropy in f32.
 
     /usr/bin/python3 scripts/make_indexing_graphs.py [--out tests/graphs]
@@ -210,10 +211,48 @@ def embedding_small():
                ["y"])
 
 
+def reductions_around():
+    """Lookups of reduction results and of values computed after a reduction, an index made by
+    a reduction, and a gather along the row of a normalization (its index varies along the row)."""
+    return [
+        doc("indexing_of_reduced",
+            {"N": {"hint": 50, "max": 4096}, "M": {"hint": 7, "max": 4096}},
+            [inp("x", "f32", ["N", 64], range=[-2, 2]), inp("i", "i64", ["M"]),
+             inp("y", "f32", ["M", 64], range=[-2, 2])],
+            [op("sum", ["x"], "s", dims=[1], keepdim=True), op("sub", ["x", "s"], "xc"),
+             op("index_select", ["s", "i"], "si", dim=0),
+             op("index_select", ["xc", "i"], "xi", dim=0),
+             op("mul", ["xi", "si"], "z"), op("add", ["z", "y"], "w")],
+            ["w", "xc"]),
+        doc("indexing_index_from_reduction",
+            {"N": {"hint": 50, "max": 4096}},
+            [inp("a", "i32", ["N", 4], range=[0, 2]), inp("t", "f32", [9, 32], range=[-2, 2]),
+             inp("x", "f32", ["N", 32], range=[-2, 2])],
+            [op("sum", ["a"], "s", dims=[1]), op("index_select", ["t", "s"], "r", dim=0),
+             op("add", ["r", "x"], "h"), op("amax", ["h"], "m", dims=[1], keepdim=True),
+             op("sub", ["h", "m"], "y")],
+            ["y"]),
+        doc("indexing_softmax_of_gather_bf16",
+            {"N": {"hint": 20, "max": 4096}, "V": {"hint": 600, "max": 65536}},
+            [inp("x", "bf16", ["N", "V"], range=[-3, 3]), inp("p", "i32", ["N", "V"])],
+            [op("gather", ["x", "p"], "g", dim=1), op("cast", ["g"], "gf", dtype="f32"),
+             op("amax", ["gf"], "m", dims=[1], keepdim=True), op("sub", ["gf", "m"], "e"),
+             op("exp", ["e"], "ee"), op("sum", ["ee"], "s", dims=[1], keepdim=True),
+             op("div", ["ee", "s"], "y")],
+            ["y"]),
+        doc("indexing_gather_outer_f16",
+            {"N": {"hint": 20, "max": 4096}, "K": {"hint": 3, "max": 64}},
+            [inp("x", "f16", ["N", 48], range=[-2, 2]), inp("p", "i64", ["K", 48])],
+            [op("gather", ["x", "p"], "g", dim=0), op("sum", ["g"], "s", dims=[0])],
+            ["s"]),
+    ]
+
+
 def all_graphs():
     g = [every_dtype(dt) for dt in DTYPES]
     g += [dims_rank3(), empty_index(), edges(), casts_views(), chained(), gather_reduce(), rope(),
           embedding_small()]
+    g += reductions_around()
     return g
 
 
