@@ -22,7 +22,9 @@ void add_inputs_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "random seed (default 0)");
   sub->footer(
       "Floats are uniform in each input's \"range\" (default [-2, 2]), integers uniform\n"
-      "in its integers, bools fair coin flips.");
+      "in its integers, bools fair coin flips. An integer input without a range that\n"
+      "indexes (index_select, gather; through views and casts) stays inside the extent\n"
+      "it indexes.");
   sub->callback([o] {
     Fusion f = parse_fusion_file(o->graph);
     auto symbols = choose_symbol_values(f, parse_bindings(o->bind));

@@ -26,6 +26,9 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRST_LIMIT = 4096
 SECOND_LIMIT = 12288
+# Graphs whose constant-shaped inputs would make megabytes of goldens (tests/graphs/public has
+# a verbatim copy, tests/graphs a scaled twin).
+TOO_LARGE = {"embedding_pos_layernorm_bf16"}
 
 
 def load_oracle(path):
@@ -116,7 +119,8 @@ def main():
     for f in os.listdir(a.out):
         if f.endswith(".json") or f.endswith(".safetensors"):
             os.remove(os.path.join(a.out, f))
-    graphs = sorted(f for f in os.listdir(a.corpus) if f.endswith(".json"))
+    graphs = sorted(f for f in os.listdir(a.corpus)
+                    if f.endswith(".json") and os.path.splitext(f)[0] not in TOO_LARGE)
     total = 0
     for g in graphs:
         name = os.path.splitext(g)[0]

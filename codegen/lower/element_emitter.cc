@@ -69,6 +69,15 @@ void ElementEmitter::set_sequence(const Expr& step, const Expr& first, kir::Bloc
   sequence_conditions_.clear();
 }
 
+Expr ElementEmitter::at(const Expr& e) const {
+  if (index_locals_.empty()) return coords_(e);
+  return coords_(substitute(e, [&](const std::string& s) -> std::optional<Expr> {
+    auto it = index_locals_.find(s);
+    if (it == index_locals_.end()) return std::nullopt;
+    return it->second;
+  }));
+}
+
 bool ElementEmitter::uses_lane(const Expr& e) const {
   if (!hoist_to_) return false;
   for (const auto& s : free_symbols(e))
@@ -129,6 +138,8 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
     if (overrides_.count(id)) continue;
     for (int a : nodes[id].args)
       if (!needed[a]) stack.push_back(a);
+    for (int d : nodes[id].deps)
+      if (!needed[d]) stack.push_back(d);
   }
 
   // 2. Which depend on the lane (ids are topological: operands first).
@@ -143,12 +154,13 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
         continue;
       }
       if (n.kind == K::Load) {
-        dep = dep || uses_lane(coords_(n.offset));
-        for (const auto& c : n.in_bounds) dep = dep || uses_lane(coords_(c));
+        dep = dep || uses_lane(at(n.offset));
+        for (const auto& c : n.in_bounds) dep = dep || uses_lane(at(c));
       }
-      if (n.kind == K::Iota || n.kind == K::Rand) dep = dep || uses_lane(coords_(n.index));
-      for (const auto& p : n.predicate) dep = dep || uses_lane(coords_(p));
+      if (n.kind == K::Iota || n.kind == K::Rand) dep = dep || uses_lane(at(n.index));
+      for (const auto& p : n.predicate) dep = dep || uses_lane(at(p));
       for (int a : n.args) dep = dep || on_lane[a];
+      for (int d : n.deps) dep = dep || on_lane[d];
       on_lane[id] = dep;
     }
   }
@@ -178,6 +190,7 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
     const ENode& n = nodes[id];
     int s = scope_of[id];
     bool c = certain[id];
+    for (int d : n.deps) use(d, s, c);  // its address or condition uses the index there
     if (n.kind == K::Cond && scopes.depth[s] < kMaxBranchDepth) {
       int t = scopes.add(s), e = scopes.add(s);
       branches[id] = {t, e};
@@ -203,7 +216,7 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
   };
   auto conditions = [&](const std::vector<Expr>& preds) {
     std::vector<kir::ValuePtr> conds;
-    for (const auto& p : preds) conds.push_back(kir::index_value(coords_(p), kir::Type::Bool));
+    for (const auto& p : preds) conds.push_back(kir::index_value(at(p), kir::Type::Bool));
     return kir::all_of(std::move(conds));
   };
   for (size_t i = 0; i < count; ++i) {
@@ -213,6 +226,17 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
     int s = scope_of[id];
     kir::Block& target = s > 0 ? blocks[s] : (hoist_to_ && !on_lane[id] ? *hoist_to_ : block);
     kir::Type type = kir::compute_type_of(n.dtype);
+    if (n.kind == K::Index) {
+      // The clamped index, in the kernel's index type; reads at its variable use this local.
+      std::string name = names_.fresh("ix");
+      kir::ValuePtr v =
+          kir::call("fz_clamp_index", index_type_,
+                    {value_of(n.args[0]), kir::index_value(at(n.offset), index_type_)});
+      target.push_back(kir::let(index_type_, name, v));
+      index_locals_[n.index.name()] = Expr::index(name, n.offset);
+      value[id] = kir::ref(name, index_type_);
+      continue;
+    }
     std::string name = local_name(id);
     if (auto b = branches.find(id); b != branches.end()) {
       target.push_back(kir::declare(type, name));
@@ -240,7 +264,7 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
       std::vector<kir::ValuePtr> inside;
       bool never = false;
       for (const auto& c : n.in_bounds) {
-        Expr e = coords_(c);
+        Expr e = at(c);
         if (e.is_const(0)) never = true;
         if (!e.is_const()) inside.push_back(kir::index_value(e, kir::Type::Bool));
       }
@@ -305,12 +329,12 @@ kir::ValuePtr ElementEmitter::compute(int id, const std::vector<kir::ValuePtr>& 
     case ENode::Kind::Load: {
       if (auto it = vector_loads_.find(id); it != vector_loads_.end())
         return kir::lane(it->second, lane_, n.dtype, type);
-      return kir::load(param_of_(n.value), coords_(n.offset), n.dtype, type);
+      return kir::load(param_of_(n.value), at(n.offset), n.dtype, type);
     }
     case ENode::Kind::Op: return kir::op(n.op, n.computation, type, ops);
     case ENode::Kind::Convert: return kir::convert(ops[0], graph_.node(n.args[0]).dtype, n.dtype);
     case ENode::Kind::Iota: {
-      kir::ValuePtr i = kir::index_value(coords_(n.index), index_type_);
+      kir::ValuePtr i = kir::index_value(at(n.index), index_type_);
       bool exact = !is_float(n.dtype) && n.start.kind != Literal::Kind::Float &&
                    n.step.kind != Literal::Kind::Float;
       if (exact) {
@@ -329,10 +353,11 @@ kir::ValuePtr ElementEmitter::compute(int id, const std::vector<kir::ValuePtr>& 
       bool f64 = n.dtype == DType::F64;
       std::string fn = std::string(n.op == OpKind::Rand ? "fuserc_rand_" : "fuserc_randn_") +
                        (f64 ? "f64" : "f32");
-      args.push_back(kir::index_value(coords_(n.index), index_type_));
+      args.push_back(kir::index_value(at(n.index), index_type_));
       return kir::call(fn, f64 ? kir::Type::Double : kir::Type::Float, std::move(args));
     }
     case ENode::Kind::Scalar:
+    case ENode::Kind::Index:
     case ENode::Kind::Literal:
     case ENode::Kind::Cond:
     case ENode::Kind::Reduced: break;

@@ -4,7 +4,8 @@
 // on the vector path everything that does not depend on the lane is computed once before the
 // lane loop, and contiguous loads become lanes of one vector load. In loops over consecutive
 // elements, random draws fill one Philox block per group of elements (4 for rand, 2 for rand
-// f64 and randn) instead of one per element.
+// f64 and randn) instead of one per element. An Index node (index_select, gather) becomes a
+// local holding the clamped index; the addresses that use it read that local.
 #pragma once
 
 #include <functional>
@@ -88,6 +89,10 @@ class ElementEmitter {
   int aligned_width_ = 0;
   std::vector<Expr> sequence_conditions_;
 
+  // Index variables of the graph (Index nodes) -> the locals holding their values here.
+  std::map<std::string, Expr> index_locals_;
+
+  Expr at(const Expr& e) const;  // an expression of the graph on this path
   bool uses_lane(const Expr& e) const;
   std::string local_name(int node);
   kir::ValuePtr compute(int node, const std::vector<kir::ValuePtr>& args);

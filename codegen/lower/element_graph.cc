@@ -17,8 +17,59 @@ ElementGraph::ElementGraph(const Fusion& f, const std::vector<ValueId>& memory_v
 }
 
 int ElementGraph::add(ENode n) {
+  if (!index_nodes_.empty()) {
+    std::vector<const Expr*> exprs;
+    if (n.kind == ENode::Kind::Load) exprs.push_back(&n.offset);
+    for (const auto& e : n.in_bounds) exprs.push_back(&e);
+    for (const auto& e : n.predicate) exprs.push_back(&e);
+    if (n.kind == ENode::Kind::Iota || n.kind == ENode::Kind::Rand) exprs.push_back(&n.index);
+    std::set<int> deps;
+    for (const Expr* e : exprs)
+      for (int d : index_sources(*e)) deps.insert(d);
+    n.deps.assign(deps.begin(), deps.end());
+  }
   nodes_.push_back(std::move(n));
   return static_cast<int>(nodes_.size() - 1);
+}
+
+std::vector<int> ElementGraph::index_sources(const Expr& e) const {
+  std::vector<int> out;
+  if (index_nodes_.empty()) return out;
+  for (const auto& s : free_symbols(e))
+    if (auto it = index_nodes_.find(s); it != index_nodes_.end()) out.push_back(it->second);
+  return out;
+}
+
+std::vector<Expr> ElementGraph::index_coordinates(const Expr& e) const {
+  std::vector<Expr> out;
+  std::set<int> seen;
+  std::vector<int> stack = index_sources(e);
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const Expr& at = index_read_at_.at(id);
+    out.push_back(at);
+    for (int d : index_sources(at)) stack.push_back(d);
+  }
+  return out;
+}
+
+int ElementGraph::index_node(int element, const Expr& extent, const Expr& read_at) {
+  auto key = std::make_pair(element, extent);
+  if (auto it = index_memo_.find(key); it != index_memo_.end()) return it->second;
+  ENode n;
+  n.kind = ENode::Kind::Index;
+  n.dtype = DType::I64;
+  n.args = {promote(element, DType::I64)};
+  n.offset = extent;
+  int id = add(std::move(n));
+  std::string name = "fz_ix" + std::to_string(id);
+  nodes_[id].index = Expr::index(name, extent);
+  index_nodes_[name] = id;
+  index_read_at_[id] = read_at;
+  index_memo_.emplace(key, id);
+  return id;
 }
 
 int ElementGraph::find(const Key& key) const {
@@ -85,6 +136,7 @@ std::set<int> ElementGraph::unconditional_nodes(const std::vector<int>& roots) c
     stack.pop_back();
     if (!seen.insert(id).second) continue;
     const ENode& n = nodes_[id];
+    for (int d : n.deps) stack.push_back(d);  // its addresses or conditions need them
     if (n.kind == ENode::Kind::Cond) continue;
     for (int a : n.args) stack.push_back(a);
   }
@@ -102,9 +154,10 @@ int ElementGraph::value_at(ValueId v, const std::vector<Expr>& coords) {
     Key key;
     std::vector<std::vector<Expr>> arg_coords;
     bool expanded = false;
+    int index_node = -1;  // indexing ops: the Index node, once the index element is built
   };
   std::vector<Frame> stack;
-  stack.push_back({Key(v, coords), {}, false});
+  stack.push_back({Key(v, coords), {}, false, -1});
   while (!stack.empty()) {
     size_t top = stack.size() - 1;
     if (find(stack[top].key) >= 0) {
@@ -123,15 +176,35 @@ int ElementGraph::value_at(ValueId v, const std::vector<Expr>& coords) {
       stack[top].arg_coords = operand_coords(f_, op, stack[top].key.second);
       stack[top].expanded = true;
       // Operands are built first to last (cat: last to first, as its conditions nest).
+      if (is_indexing(op)) {  // the index first; the input once its element is known
+        Key k(op.args[1].value, stack[top].arg_coords[1]);
+        if (find(k) < 0) stack.push_back({std::move(k), {}, false, -1});
+        continue;
+      }
       for (size_t j = 0; j < op.args.size(); ++j) {
         size_t i = op.kind == OpKind::Cat ? j : op.args.size() - 1 - j;
         if (op.args[i].is_literal()) continue;
         Key k(op.args[i].value, stack[top].arg_coords[i]);
-        if (find(k) < 0) stack.push_back({std::move(k), {}, false});
+        if (find(k) < 0) stack.push_back({std::move(k), {}, false, -1});
       }
       continue;
     }
     const Op& op = f_.ops[f_.value(fv).def_op];
+    if (is_indexing(op) && stack[top].index_node < 0) {
+      // The index element is built: its Index node gives the input's coordinate along dim.
+      const Value& ix = f_.value(op.args[1].value);
+      int element = find(Key(op.args[1].value, stack[top].arg_coords[1]));
+      Expr extent = f_.value(op.args[0].value).shape[op.attrs.dim];
+      int id = index_node(element, extent, linearize(stack[top].arg_coords[1], ix.shape));
+      stack[top].index_node = id;
+      stack[top].arg_coords[0] =
+          operand_coords(f_, op, stack[top].key.second, &nodes_[id].index)[0];
+      Key k(op.args[0].value, stack[top].arg_coords[0]);
+      if (find(k) < 0) {
+        stack.push_back({std::move(k), {}, false, -1});
+        continue;
+      }
+    }
     std::vector<int> arg_nodes(op.args.size(), -1);
     for (size_t i = 0; i < op.args.size(); ++i)
       if (!op.args[i].is_literal())
@@ -282,6 +355,18 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
         result = add(std::move(n));
       }
       return result;
+    }
+    case OpKind::IndexSelect:
+    case OpKind::Gather: {
+      // An empty indexed extent has nothing to read: the (unspecified) value is 0.
+      Expr nonempty = lt(Expr(0), arg(0).shape[a.dim]);
+      if (nonempty.is_const(1)) return arg_nodes[0];
+      ENode n;
+      n.kind = ENode::Kind::Cond;
+      n.dtype = out.dtype;
+      n.predicate = {nonempty};
+      n.args = {arg_nodes[0], literal(fuserc::Literal::of_int(0), out.dtype)};
+      return add(std::move(n));
     }
     case OpKind::Full: return literal(a.value, out.dtype);
     case OpKind::Iota: {

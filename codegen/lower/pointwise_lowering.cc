@@ -157,7 +157,7 @@ class PointwiseLowering {
     std::set<int> unconditional = unconditional_nodes();
     int n = 0;
     for (int id : loads_)
-      if (unconditional.count(id) &&
+      if (unconditional.count(id) && graph_.node(id).deps.empty() &&
           lane_access(subst(graph_.node(id).offset, m), lane) == LaneAccess::Contiguous)
         ++n;
     return n;
@@ -315,6 +315,9 @@ class PointwiseLowering {
       // A load under a condition (pad, cat) may be out of bounds for the lanes that do not
       // take its branch, so only loads every lane performs become vector loads.
       if (!unconditional.count(id)) continue;
+      // An indirect load (index_select, gather) reads lane by lane: its address needs the
+      // index, which the element computation loads.
+      if (!graph_.node(id).deps.empty()) continue;
       Expr off = offset_of(id);
       if (lane_access(off, lane) != LaneAccess::Contiguous) continue;
       const ENode& n = graph_.node(id);

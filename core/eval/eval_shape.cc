@@ -1,5 +1,6 @@
 // Shape ops (each output element is copied from one operand element, or is a fill value),
 // creation ops (full, iota) and random ops (rand, randn).
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -144,6 +145,24 @@ HostTensor eval_shape(const EvalContext& ctx, const Op& op) {
                       std::vector<int64_t> idx(out.begin(), out.end());
                       idx[a.dim] -= k == 0 ? 0 : ends[k - 1];
                       return Source{false, k, linear_index(idx, s)};
+                    },
+                    {});
+    }
+    case OpKind::IndexSelect:
+    case OpKind::Gather: {
+      // The element at coordinate `out` reads the input at the index's value along dim; an
+      // index outside [0, extent) is clamped into it, as generated kernels do (the contract
+      // leaves that value unspecified).
+      const HostTensor& ix = ctx.operand(op.args[1]);
+      const int64_t extent = xs[a.dim];
+      bool select = op.kind == OpKind::IndexSelect;
+      return gather(ctx, op,
+                    [&](const auto& out) {
+                      if (extent == 0) return Source{true};  // nothing to read: 0
+                      int64_t at = select ? out[a.dim] : linear_index(out, ix.shape());
+                      in_idx.assign(out.begin(), out.end());
+                      in_idx[a.dim] = std::clamp<int64_t>(ix.load_i64(at), 0, extent - 1);
+                      return from_x();
                     },
                     {});
     }

@@ -1,5 +1,6 @@
 #include "core/eval/random_inputs.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/base/diagnostics.h"
@@ -22,6 +23,44 @@ std::map<std::string, int64_t> choose_symbol_values(const Fusion& f,
   return values;
 }
 
+namespace {
+
+// Integer inputs without a range that reach the index of index_select or gather through views
+// and casts only: for each, the smallest extent it indexes (as the reference draws them, so
+// that the indices stay inside every tensor they index).
+std::map<ValueId, int64_t> index_extents(const Fusion& f, const SymbolLookup& lookup) {
+  std::vector<ValueId> source(f.values.size(), kNoValue);
+  for (ValueId v : f.inputs) source[v] = v;
+  std::map<ValueId, int64_t> out;
+  for (const Op& op : f.ops) {
+    if (op.args.empty() || op.args[0].is_literal()) continue;
+    switch (op.kind) {
+      case OpKind::Cast:
+      case OpKind::Reshape:
+      case OpKind::Unsqueeze:
+      case OpKind::Squeeze:
+      case OpKind::Expand:
+      case OpKind::BroadcastInDim:
+      case OpKind::Permute:
+      case OpKind::SegmentSet: source[op.outs[0]] = source[op.args[0].value]; break;
+      case OpKind::IndexSelect:
+      case OpKind::Gather: {
+        if (op.args[1].is_literal()) break;
+        ValueId in = source[op.args[1].value];
+        if (in == kNoValue || f.value(in).range) break;
+        int64_t n = evaluate(f.value(op.args[0].value).shape[op.attrs.dim], lookup);
+        auto it = out.find(in);
+        out[in] = it == out.end() ? n : std::min(it->second, n);
+        break;
+      }
+      default: break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_t>& symbols,
                              uint64_t seed) {
   auto lookup = [&](const std::string& s) -> std::optional<int64_t> {
@@ -29,6 +68,7 @@ TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_
     if (it == symbols.end()) return std::nullopt;
     return it->second;
   };
+  const std::map<ValueId, int64_t> indexes = index_extents(f, lookup);
   TensorMap out;
   for (size_t k = 0; k < f.inputs.size(); ++k) {
     const Value& v = f.value(f.inputs[k]);
@@ -43,6 +83,8 @@ TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_
         lo = 0, hi = 999;
     }
     if (v.range) std::tie(lo, hi) = *v.range;
+    if (auto it = indexes.find(f.inputs[k]); it != indexes.end() && is_integer(v.dtype))
+      lo = 0, hi = static_cast<double>(std::max<int64_t>(it->second, 1) - 1);
     for (int64_t i = 0; i < t.numel(); ++i) {
       double u = philox_uniform_f64(seed, k, static_cast<uint64_t>(i));
       if (v.dtype == DType::Bool) {

@@ -18,7 +18,9 @@ std::map<std::string, int64_t> choose_symbol_values(const Fusion& f,
 
 // Tensors: floats uniform in the input's `range` (default [-2, 2]), integers uniform in the
 // range's integers, bools true or false with equal odds. Scalar inputs without a range:
-// integers in [0, 1000), floats in [0.01, 0.51), bools true.
+// integers in [0, 1000), floats in [0.01, 0.51), bools true. An integer input without a range
+// that reaches the index of index_select or gather through views and casts is drawn inside
+// the extent it indexes (the smallest, when it indexes several), as the reference does.
 TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_t>& symbols,
                              uint64_t seed);
 

@@ -393,6 +393,44 @@ std::vector<InferredResult> infer_cat(const Fusion& f, Op& op) {
   return {{result_type(typed), shape}};
 }
 
+// ---------------------------------------------------------------- indexing
+
+// index_select(input, index) and gather(input, index) along `dim`: the index must be an
+// i32/i64 tensor; index_select's of rank 1 (the result's extent along dim is the index's),
+// gather's of the input's rank with the input's extents except along dim (the result has the
+// index's shape).
+std::vector<InferredResult> infer_indexing(const Fusion& f, Op& op) {
+  const Value& x = tensor_arg(f, op, 0);
+  const Value& ix = tensor_arg(f, op, 1);
+  const char* name = op_name(op.kind);
+  if (x.rank() == 0)
+    fail(arg_path(0), std::string("'") + name + "' indexes a tensor of rank at least 1, got " +
+                          describe(f, op.args[0]));
+  op.attrs.dim = normalize_dim(op.attrs.dim, x.rank(), "dim");
+  const int64_t dim = op.attrs.dim;
+  if (ix.dtype != DType::I32 && ix.dtype != DType::I64)
+    fail(arg_path(1), std::string("the index of '") + name +
+                          "' must be an i32 or i64 tensor, got " + describe(f, op.args[1]));
+  if (op.kind == OpKind::IndexSelect) {
+    if (ix.rank() != 1)
+      fail(arg_path(1),
+           "the index of 'index_select' must have rank 1, got " + describe(f, op.args[1]));
+    std::vector<Expr> shape = x.shape;
+    shape[dim] = ix.shape[0];
+    return {{x.dtype, shape}};
+  }
+  if (ix.rank() != x.rank())
+    fail(arg_path(1), "the index of 'gather' must have the rank of " + describe(f, op.args[0]) +
+                          ", got " + describe(f, op.args[1]));
+  for (int d = 0; d < x.rank(); ++d)
+    if (d != dim && ix.shape[d] != x.shape[d])
+      fail(arg_path(1), "dimension " + std::to_string(d) + " of the index " +
+                            describe(f, op.args[1]) + " differs from that of " +
+                            describe(f, op.args[0]) + " (only dimension " + std::to_string(dim) +
+                            ", the gathered one, may differ)");
+  return {{x.dtype, ix.shape}};
+}
+
 // ---------------------------------------------------------------- creation, random, control
 
 std::vector<InferredResult> infer_random(const Fusion& f, Op& op) {
@@ -430,6 +468,8 @@ std::vector<InferredResult> infer_op(const Fusion& f, Op& op) {
         case OpKind::Slice: return infer_slice(f, op);
         case OpKind::Pad: return infer_pad(f, op);
         case OpKind::Cat: return infer_cat(f, op);
+        case OpKind::IndexSelect:
+        case OpKind::Gather: return infer_indexing(f, op);
         default: break;
       }
       break;

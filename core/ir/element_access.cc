@@ -75,8 +75,18 @@ bool has_element_access(const Op& op) {
   return false;
 }
 
+bool is_indexing(const Op& op) {
+  return op.kind == OpKind::IndexSelect || op.kind == OpKind::Gather;
+}
+
+Expr indexed_placeholder(const Fusion& f, const Op& op, const std::string& name) {
+  FUSERC_CHECK(is_indexing(op), "indexed_placeholder of a non-indexing op");
+  return Expr::index(name, f.value(op.args[0].value).shape[op.attrs.dim]);
+}
+
 std::vector<std::vector<Expr>> operand_coords(const Fusion& f, const Op& op,
-                                              const std::vector<Expr>& coords) {
+                                              const std::vector<Expr>& coords,
+                                              const Expr* indexed) {
   const OpAttrs& a = op.attrs;
   auto arg = [&](size_t i) -> const Value& { return f.value(op.args[i].value); };
   std::vector<std::vector<Expr>> out(op.args.size());
@@ -131,6 +141,13 @@ std::vector<std::vector<Expr>> operand_coords(const Fusion& f, const Op& op,
         out[i][a.dim] = coords[a.dim] - begin;
         begin = begin + arg(i).shape[a.dim];
       }
+      return out;
+    }
+    case OpKind::IndexSelect:
+    case OpKind::Gather: {
+      out[1] = op.kind == OpKind::IndexSelect ? std::vector<Expr>{coords[a.dim]} : coords;
+      out[0] = coords;
+      out[0][a.dim] = indexed ? *indexed : indexed_placeholder(f, op);
       return out;
     }
     case OpKind::Full:

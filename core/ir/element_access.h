@@ -2,8 +2,9 @@
 // element of an op's result at given coordinates, at which coordinates each operand is read.
 // Views (broadcast, expand, permute, reshape, squeeze, unsqueeze, slice) become index
 // arithmetic; pad and cat read their operands at shifted coordinates (which operand, or the
-// fill, a condition on the coordinates decides). Used by lowering (codegen's element graph) and
-// by the schedulers' cost model, so both agree on what a kernel recomputes.
+// fill, a condition on the coordinates decides); index_select and gather read their input at a
+// coordinate along `dim` that is an element of the index tensor. Used by lowering (codegen's
+// element graph) and by the schedulers' cost model, so both agree on what a kernel recomputes.
 #pragma once
 
 #include <vector>
@@ -31,8 +32,16 @@ Expr elements_distinct(const Fusion& f, const Value& v);
 bool has_element_access(const Op& op);
 
 // For each argument of `op` (in order), the coordinates at which computing the result element
-// at `coords` reads it; an empty list for literal arguments (and for rank-0 values).
+// at `coords` reads it; an empty list for literal arguments (and for rank-0 values). For
+// index_select and gather the input's coordinate along `dim` is the element of the index read
+// at the index's coordinates; `indexed` stands for it (default: indexed_placeholder).
 std::vector<std::vector<Expr>> operand_coords(const Fusion& f, const Op& op,
-                                              const std::vector<Expr>& coords);
+                                              const std::vector<Expr>& coords,
+                                              const Expr* indexed = nullptr);
+
+bool is_indexing(const Op& op);  // index_select or gather
+// A stand-in for the (clamped) index value of an indexing op: an index variable in
+// [0, extent of the indexed dimension) named `name`.
+Expr indexed_placeholder(const Fusion& f, const Op& op, const std::string& name = "fz_ix");
 
 }  // namespace fuserc

@@ -209,7 +209,9 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
         case OpKind::Permute: s << " dims=" << ints_to_string(a.dims); break;
         case OpKind::Squeeze: s << " dims=" << ints_to_string(a.dims); break;
         case OpKind::Unsqueeze:
-        case OpKind::Cat: s << " dim=" << a.dim; break;
+        case OpKind::Cat:
+        case OpKind::IndexSelect:
+        case OpKind::Gather: s << " dim=" << a.dim; break;
         case OpKind::Slice:
           s << " starts=" << shape_to_string(a.starts) << " steps=" << ints_to_string(a.steps);
           break;

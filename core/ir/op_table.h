@@ -24,7 +24,7 @@ enum class OpGroup : uint8_t {
   Ternary,    // elementwise, three operands, broadcast
   Cast,       // elementwise conversion to the "dtype" attribute
   Reduction,  // reduces "dims"
-  Shape,      // moves elements: broadcast, reshape, permute, slice, pad, cat, ...
+  Shape,      // moves elements: broadcast, reshape, permute, slice, pad, cat, index_select, gather
   Creation,   // makes a tensor from attributes alone (full, iota)
   Random,     // rand/randn from (seed, offset)
   Control,    // segment_set

@@ -38,6 +38,12 @@ __device__ __forceinline__ double fz_iota(double start, double step, long long i
   return __dadd_rn(start, __dmul_rn(step, (double)i));
 }
 
+// ---- indexing (index_select, gather): an index outside [0, n) is clamped into it, so that no
+// read leaves the tensor (the contract leaves the value unspecified). n > 0 where it is read.
+__device__ __forceinline__ long long fz_clamp_index(long long i, long long n) {
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+
 // ---- elementwise helpers
 __device__ __forceinline__ float fz_abs(float x) { return fabsf(x); }
 __device__ __forceinline__ double fz_abs(double x) { return fabs(x); }

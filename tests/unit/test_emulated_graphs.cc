@@ -75,7 +75,7 @@ const HostTensor& named(const std::vector<std::pair<std::string, HostTensor>>& o
 // The graphs whose names start with `prefix` (or, for "", those no other family takes), each
 // at several sizes. One test case per family, so that they can run in parallel.
 const std::vector<std::string> kFamilies = {"inplace_reduce_", "inplace_accumulate_", "inplace_",
-                                            "literals_", "unary_new_"};
+                                            "literals_",       "unary_new_",          "indexing_"};
 
 void check_family(const std::string& prefix) {
   int checked = 0;
@@ -114,6 +114,11 @@ TEST_CASE("tests/graphs in the emulator: inf, -inf and nan literals", "[emulated
 
 TEST_CASE("tests/graphs in the emulator: the added unary ops, every dtype", "[emulated]") {
   check_family("unary_new_");
+}
+
+TEST_CASE("tests/graphs in the emulator: index_select and gather for every dtype and dim",
+          "[emulated]") {
+  check_family("indexing_");
 }
 
 TEST_CASE("tests/graphs in the emulator: the other graphs", "[emulated]") {
