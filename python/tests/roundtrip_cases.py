@@ -51,6 +51,12 @@ def adam_step(p, g, m, v, lr: float, beta1: float, beta2: float, eps: float, bc1
     p.sub_(lr * (m / bc1) / denom)
 
 
+def cross_entropy(logits, target):
+    x = logits.float()
+    picked = x.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+    return torch.logsumexp(x, dim=-1) - picked
+
+
 def dropout_noise(x):
     return F.dropout(x, p=0.25, training=True), torch.randn_like(x) * 2.0 + 1.0
 
@@ -118,6 +124,11 @@ CASES = [
          sizes=[{"N": 1000}, {"N": 77}], in_place=(0, 2, 3),
          inputs=lambda r, s: (r(s["N"]), r(s["N"]), r(s["N"]), r(s["N"], positive=True),
                               1e-3, 0.9, 0.999, 1e-8, 0.1, 0.001), check=_close),
+    dict(name="cross_entropy", fn=cross_entropy, dynamic={"logits": {0: "N"}, "target": {0: "N"}},
+         sizes=[{"N": 33}, {"N": 4}],
+         inputs=lambda r, s: (r(s["N"], 1000, dtype=BF16),
+                              (r(s["N"], positive=True) * 1000).long().clamp_(0, 999)),
+         check=_close),
     dict(name="dropout_noise", fn=dropout_noise, dynamic={"x": {0: "N"}},
          sizes=[{"N": 64}, {"N": 50}], inputs=lambda r, s: (r(s["N"], 128),),
          check=_check_random, random=True),
