@@ -13,7 +13,9 @@ namespace fuserc {
 // The JSON form. Keys: name, format_version, fuserc_version, nvrtc_version, archs, ptx_arch,
 // size_bytes, symbols, inputs, outputs, buffers, workspace, plan, kernels (each: name,
 // scheduler, params, comment, archs, registers, spill_bytes, shared_bytes, grid, block,
-// dynamic_shared_bytes, args, guards, flags, compile_options), and with a binding `bound`.
+// dynamic_shared_bytes, args, guards, flags, compile_options, variant_note, launch_values),
+// and with a binding `bound` (symbols, device {sm_count}, launches {kernel, reason, note,
+// grid, block, dynamic_shared_bytes, values}, buffer_bytes, workspace_bytes).
 nlohmann::json package_json(const Executable& exe, const Binding* bound);
 
 // The human-readable form.
