@@ -24,8 +24,7 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
     case SchedulerKind::Reduction:
     case SchedulerKind::Normalization: {
       ReductionAnalysis analysis = analyze_reductions(f, s);
-      ReductionParams params = reduction_heuristics(analysis, s.scheduler, hints);
-      return lower::lower_reduction(f, s, analysis, s.scheduler, params, name);
+      return lower::lower_reduction(f, s, analysis, s.scheduler, name);
     }
     default: break;
   }
