@@ -67,6 +67,9 @@ std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int v
   for (const Rung& r : kLadder) {
     int p = 8;
     if (words > 0) p = std::min(8, static_cast<int>(std::floor(r.budget / (vector * words))));
+    // At most 32 elements per thread per array: the caches hold compute-type scalars (a bf16
+    // element takes a whole f32 register), and 64 of them spill (log-softmax of bf16, t128).
+    p = std::min(p, std::max(1, 32 / vector));
     if (compact) p = std::min(p, 2);
     if (p < 1) continue;
     ReductionBucket b{r.name, true, r.threads, r.rows, vector, 1, p, false, 0};

@@ -15,7 +15,8 @@
 //     that the column count reaches; every bucket may split the reduced rows.
 //   Normalizations (the row kept in registers): T threads per row in {8, 32, 128, 512, 1024},
 //     each keeping P <= 8 vectors per cached array (P from a register budget of 64 words per
-//     thread, 32 at 1024 threads), then a multi-pass bucket that re-reads rows (1024 threads).
+//     thread, 32 at 1024 threads; at most 32 elements per thread per array), then a multi-pass
+//     bucket that re-reads rows (1024 threads).
 #pragma once
 
 #include <cstdint>
