@@ -17,6 +17,7 @@ void add_inspect_command(CLI::App& app) {
   struct Options {
     std::string package, bind;
     bool json = false;
+    int64_t sm_count = kDefaultSmCount;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("PACKAGE", o->package, "a package written by fuserc compile")->required();
@@ -25,6 +26,10 @@ void add_inspect_command(CLI::App& app) {
                   "symbol values, e.g. N=4096,H=1024 (or 'hints': the package's hints): also "
                   "print the launch dimensions, buffer sizes and global-memory traffic "
                   "(global_bytes, min_global_bytes) they give");
+  sub->add_option("--sm-count", o->sm_count,
+                  "with --bind: the number of SMs of the GPU to bind for (default 132, an H100 "
+                  "SXM); launch configurations follow it, memory sizes do not")
+      ->check(CLI::Range(int64_t{1}, kMaxSmCount));
   sub->footer(
       "Every byte of the package is verified first (structure, checksums, the hash of "
       "each cubin, PTX and source).");
@@ -48,7 +53,9 @@ void add_inspect_command(CLI::App& app) {
       }
       if (!given.empty())
         throw UsageError("--bind: the package has no symbol " + given.begin()->first);
-      bound = exe->bind(values);
+      DeviceProps device;
+      device.sm_count = o->sm_count;
+      bound = exe->bind(values, device);
     }
     if (o->json)
       std::cout << package_json(*exe, bound.get()).dump(2) << "\n";

@@ -30,8 +30,7 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
     case SchedulerKind::Reduction:
     case SchedulerKind::Normalization: {
       ReductionAnalysis analysis = analyze_reductions(f, s);
-      ReductionParams params = reduction_heuristics(analysis, s.scheduler, hints);
-      return lower::lower_reduction(f, s, analysis, s.scheduler, params, name);
+      return lower::lower_reduction(f, s, analysis, s.scheduler, name);
     }
     default: break;
   }
@@ -65,10 +64,20 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       for (auto& lk : lower_segment(f, s, name, hints)) {
         step.kernels.push_back(static_cast<int>(out.kernels.size()));
         step.conditions.push_back(lk.selected_when);
+        step.reasons.push_back(lk.reason);
         out.kernels.push_back(std::move(lk.summary));
         kirs.push_back(std::move(lk.kernel));
       }
       step.conditions.back() = Expr(1);
+      // Variants that say nothing about why they run: the 32-bit one of a pair, and the last.
+      for (size_t v = 0; v < step.reasons.size(); ++v) {
+        if (!step.reasons[v].empty()) continue;
+        const KernelSummary& k = out.kernels[step.kernels[v]];
+        if (v + 1 == step.reasons.size())
+          step.reasons[v] = step.reasons.size() == 1 ? "always" : "otherwise";
+        else if (!k.index64)
+          step.reasons[v] = "every index fits in 32 bits";
+      }
       out.plan.push_back(std::move(step));
     }
   });

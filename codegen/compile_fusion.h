@@ -18,8 +18,9 @@ namespace fuserc {
 // One step of the run plan: launch the first kernel variant whose condition holds.
 struct LaunchStep {
   int segment = 0;
-  std::vector<int> kernels;      // indices into CompiledFusion::kernels
-  std::vector<Expr> conditions;  // parallel to kernels; the last is always 1
+  std::vector<int> kernels;          // indices into CompiledFusion::kernels
+  std::vector<Expr> conditions;      // parallel to kernels; the last is always 1
+  std::vector<std::string> reasons;  // parallel to kernels: the conditions in words
 };
 
 struct CompiledFusion {

@@ -49,6 +49,13 @@ struct KernelGuard {
   std::string message;  // said when the condition fails
 };
 
+// A launch parameter worth showing for a binding ("row_blocks", "split", ...), as an
+// expression over the symbols and the device's properties (core/schedule/device_model.h).
+struct LaunchValue {
+  std::string name;
+  Expr value;
+};
+
 struct ArchBinary {
   int arch = 80;  // sm_80
   std::string cubin;
@@ -76,6 +83,11 @@ struct KernelSummary {
   bool cooperative = false;
   int min_compute_capability = 75;
   std::string comment;  // one line: what the kernel computes
+  // The compiled configuration in words ("rows <= 2048: 32 threads per row, ...") and the
+  // launch parameters chosen at bind time. Launch dimensions and launch values may read the
+  // device's properties; allocation sizes never do (scratch is sized from the symbols alone).
+  std::string variant_note;
+  std::vector<LaunchValue> launch_values;
 
   // Filled by code generation and compilation.
   std::string source;  // CUDA C++, preamble included

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/base/device_props.h"
 #include "runtime/executable.h"
 
 namespace fuserc {
@@ -21,6 +22,8 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;
+  // What the package's launch formulas may read about the device (bound once per binding).
+  virtual DeviceProps properties() const = 0;
   // Memory that kernels can read and write (alignment at least 256 bytes).
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* p) = 0;

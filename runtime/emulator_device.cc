@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,6 +17,20 @@ size_t round_up(size_t x, size_t to) {
   return (x + to - 1) / to * to;
 }
 }  // namespace
+
+DeviceProps emulator_device_props() {
+  DeviceProps p;
+  const char* v = std::getenv("FUSERC_EMU_SM_COUNT");
+  if (!v || !*v) return p;
+  char* end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(v, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 1 || n > kMaxSmCount)
+    throw UserError("FUSERC_EMU_SM_COUNT='" + std::string(v) + "' is not a number of SMs in [1, " +
+                    std::to_string(kMaxSmCount) + "]");
+  p.sm_count = n;
+  return p;
+}
 
 EmulatorDevice::~EmulatorDevice() {
   while (!allocations_.empty()) release(allocations_.begin()->first);

@@ -1,6 +1,8 @@
 // Owns the CPU-emulation Device: host memory, and launches through EmulatedModule, which
 // compiles each kernel's own CUDA source (verified against its hash first) with the host
-// compiler, once per kernel (and cached on disk across runs).
+// compiler, once per kernel (and cached on disk across runs). Launch formulas see the device
+// properties of emulator_device_props(): kDefaultSmCount SMs (an H100 SXM) unless the
+// environment variable FUSERC_EMU_SM_COUNT says otherwise.
 #pragma once
 
 #include <map>
@@ -21,12 +23,16 @@ struct EmulatedMemory {
   enum class Guard : uint8_t { None, Before, After } guard = Guard::None;
 };
 
+// kDefaultSmCount SMs, or $FUSERC_EMU_SM_COUNT (a positive integer; UserError otherwise).
+DeviceProps emulator_device_props();
+
 class EmulatorDevice : public Device {
  public:
   explicit EmulatorDevice(emu::BuildOptions options = {}, EmulatedMemory memory = {})
       : options_(std::move(options)), memory_(memory) {}
   ~EmulatorDevice() override;
   std::string name() const override { return "CPU emulation"; }
+  DeviceProps properties() const override { return emulator_device_props(); }
   void* allocate(size_t bytes) override;
   void release(void* p) override;
   void to_device(void* dst, const void* src, size_t bytes) override;

@@ -34,7 +34,8 @@ Executable::Executable(std::unique_ptr<PackageView> package) : package_(std::mov
   }
 }
 
-std::shared_ptr<const Binding> Executable::evaluate(const std::vector<int64_t>& symbols) const {
+std::shared_ptr<const Binding> Executable::evaluate(const std::vector<int64_t>& symbols,
+                                                    const DeviceProps& device) const {
   const fb::Metadata& m = metadata();
   const std::string& file = package_->name();
   for (size_t i = 0; i < symbols.size(); ++i) {
@@ -46,9 +47,10 @@ std::shared_ptr<const Binding> Executable::evaluate(const std::vector<int64_t>& 
   }
   auto b = std::make_shared<Binding>();
   b->symbols = symbols;
+  b->device = device;
   b->slots.resize(m.program()->size());
   std::string error;
-  if (!evaluate_program(*m.program(), symbols.data(), b->slots.data(), &error))
+  if (!evaluate_program(*m.program(), symbols.data(), device, b->slots.data(), &error))
     throw UserError(SourcePlace{file}, "cannot size this shape: " + error);
   for (const auto* launch : *m.plan()) {
     uint32_t chosen = launch->variants()->Get(launch->variants()->size() - 1)->kernel();
@@ -66,21 +68,23 @@ std::shared_ptr<const Binding> Executable::evaluate(const std::vector<int64_t>& 
   return b;
 }
 
-std::shared_ptr<const Binding> Executable::bind(const std::vector<int64_t>& symbols) {
+std::shared_ptr<const Binding> Executable::bind(const std::vector<int64_t>& symbols,
+                                                const DeviceProps& given) {
   if (symbols.size() != symbol_ranges_.size())
     throw InternalError("bind: " + std::to_string(symbols.size()) + " symbol values for " +
                         std::to_string(symbol_ranges_.size()) + " symbols");
+  const DeviceProps device = device_props_clamped(given);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if ((*it)->symbols == symbols) {
+      if ((*it)->symbols == symbols && (*it)->device == device) {
         auto hit = *it;
         cache_.splice(cache_.begin(), cache_, it);
         return hit;
       }
     }
   }
-  auto b = evaluate(symbols);
+  auto b = evaluate(symbols, device);
   std::lock_guard<std::mutex> lock(mutex_);
   cache_.push_front(b);
   if (cache_.size() > kCacheCapacity) cache_.pop_back();
@@ -88,8 +92,9 @@ std::shared_ptr<const Binding> Executable::bind(const std::vector<int64_t>& symb
 }
 
 std::shared_ptr<const Binding> Executable::bind_inputs(const TensorMap& inputs,
-                                                       const std::string& file) {
-  return bind(symbols_of_inputs(inputs, file));
+                                                       const std::string& file,
+                                                       const DeviceProps& device) {
+  return bind(symbols_of_inputs(inputs, file), device);
 }
 
 std::vector<int64_t> Executable::symbols_of_inputs(const TensorMap& inputs,
@@ -98,8 +103,9 @@ std::vector<int64_t> Executable::symbols_of_inputs(const TensorMap& inputs,
 }
 
 std::shared_ptr<const Binding> Executable::bind_shapes(
-    const std::vector<std::vector<int64_t>>& shapes, const std::string& who) {
-  return bind(symbols_of_shapes(shapes, who));
+    const std::vector<std::vector<int64_t>>& shapes, const std::string& who,
+    const DeviceProps& device) {
+  return bind(symbols_of_shapes(shapes, who), device);
 }
 
 std::vector<int64_t> Executable::symbols_of_shapes(const std::vector<std::vector<int64_t>>& shapes,

@@ -1,6 +1,7 @@
 // Owns Executable: a verified package ready to launch. Loading builds nothing but a view into
-// the package's bytes; binding evaluates the expression program once per shape signature
-// (cached), checks the symbols' ranges and the kernels' guards, and picks each launch's
+// the package's bytes; binding evaluates the expression program once per shape signature and
+// device (cached; launch configurations may read the device's properties, sizes of memory
+// never do), checks the symbols' ranges and the kernels' guards, and picks each launch's
 // variant. No segmentation, scheduling, lowering or compilation happens here (this library
 // links only fuserc_base and the package reader).
 #pragma once
@@ -12,14 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "core/base/device_props.h"
 #include "core/base/input_binding.h"
 #include "serde/reader/package_reader.h"
 
 namespace fuserc {
 
-// The evaluated sizes of one shape signature.
+// The evaluated sizes of one shape signature on one device.
 struct Binding {
   std::vector<int64_t> symbols;     // by symbol index
+  DeviceProps device;               // as bound (clamped into the compiler's ranges)
   std::vector<int64_t> slots;       // the evaluated program
   std::vector<uint32_t> kernel_of;  // per launch of the plan: the kernel variant chosen
   int64_t slot(uint32_t s) const { return slots[s]; }
@@ -35,15 +38,20 @@ class Executable {
   uint64_t id() const { return id_; }
   const fb::Metadata& metadata() const { return package_->metadata(); }
 
-  // Binds symbol values (one per symbol, in package order). Throws UserError naming the
-  // problem: a symbol outside its range, size arithmetic overflow, a guard that fails.
-  std::shared_ptr<const Binding> bind(const std::vector<int64_t>& symbols);
+  // Binds symbol values (one per symbol, in package order) for a device (its properties are
+  // clamped into the ranges the compiler planned for; the default is kDefaultSmCount SMs).
+  // Throws UserError naming the problem: a symbol outside its range, size arithmetic
+  // overflow, a guard that fails.
+  std::shared_ptr<const Binding> bind(const std::vector<int64_t>& symbols,
+                                      const DeviceProps& device = {});
   // Binds from input tensors (read from `file`): dtypes, ranks and extents are checked.
-  std::shared_ptr<const Binding> bind_inputs(const TensorMap& inputs, const std::string& file);
+  std::shared_ptr<const Binding> bind_inputs(const TensorMap& inputs, const std::string& file,
+                                             const DeviceProps& device = {});
   // Binds from the inputs' shapes (in graph order; a scalar's is empty); `who` names the
   // caller in messages.
   std::shared_ptr<const Binding> bind_shapes(const std::vector<std::vector<int64_t>>& shapes,
-                                             const std::string& who);
+                                             const std::string& who,
+                                             const DeviceProps& device = {});
   // The symbol values (package order) that input tensors give (checked as bind_inputs does).
   std::vector<int64_t> symbols_of_inputs(const TensorMap& inputs, const std::string& file) const;
   // The symbol values (package order) that input shapes give.
@@ -65,7 +73,8 @@ class Executable {
   mutable std::mutex mutex_;
   std::list<std::shared_ptr<const Binding>> cache_;  // most recently used first
 
-  std::shared_ptr<const Binding> evaluate(const std::vector<int64_t>& symbols) const;
+  std::shared_ptr<const Binding> evaluate(const std::vector<int64_t>& symbols,
+                                          const DeviceProps& device) const;
   std::vector<int64_t> symbols_of(const SymbolValues& values) const;
 };
 

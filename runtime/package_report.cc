@@ -101,6 +101,9 @@ json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
                       {"message", g->message()->str()}});
   json options = json::array();
   for (const auto* o : *k.compile_options()) options.push_back(o->str());
+  json values = json::object();
+  if (k.launch_values())
+    for (const auto* v : *k.launch_values()) values[v->name()->str()] = slot_formula(m, v->slot());
   json flags = json::array();
   if (k.index64()) flags.push_back("index64");
   if (k.uses_rng()) flags.push_back("rng");
@@ -126,6 +129,8 @@ json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
           {"guards", guards},
           {"flags", flags},
           {"compile_options", options},
+          {"variant_note", k.variant_note() ? k.variant_note()->str() : ""},
+          {"launch_values", values},
           {"source_bytes", k.source()->size()},
           {"ptx_bytes", k.ptx()->size()}};
 }
@@ -170,10 +175,19 @@ json bound_json(const fb::Metadata& m, const Binding& b) {
     json grid = json::array(), block = json::array();
     for (uint32_t s : *k->grid()) grid.push_back(b.slot(s));
     for (uint32_t s : *k->block()) block.push_back(b.slot(s));
+    std::string reason;
+    for (const auto* v : *m.plan()->Get(l)->variants())
+      if (v->kernel() == b.kernel_of[l] && v->reason()) reason = v->reason()->str();
+    json values = json::object();
+    if (k->launch_values())
+      for (const auto* v : *k->launch_values()) values[v->name()->str()] = b.slot(v->slot());
     launches.push_back({{"kernel", k->name()->str()},
+                        {"reason", reason},
+                        {"note", k->variant_note() ? k->variant_note()->str() : ""},
                         {"grid", grid},
                         {"block", block},
                         {"dynamic_shared_bytes", b.slot(k->dynamic_smem_slot())},
+                        {"values", values},
                         {"global_bytes", traffic.launches[l]}});
   }
   json buffers = json::object();
@@ -181,7 +195,9 @@ json bound_json(const fb::Metadata& m, const Binding& b) {
   double ratio = traffic.minimum > 0
                      ? static_cast<double>(traffic.global) / static_cast<double>(traffic.minimum)
                      : 1.0;
+  // The device beside the symbols, never among them: memory sizes read the symbols only.
   return {{"symbols", symbols},
+          {"device", {{"sm_count", b.device.sm_count}}},
           {"launches", launches},
           {"buffer_bytes", buffers},
           {"workspace_bytes", b.slot(m.workspace_bytes_slot())},
@@ -216,7 +232,8 @@ json package_json(const Executable& exe, const Binding* bound) {
     json variants = json::array();
     for (const auto* v : *l->variants())
       variants.push_back({{"kernel", m.kernels()->Get(v->kernel())->name()->str()},
-                          {"when", slot_formula(m, v->condition_slot())}});
+                          {"when", slot_formula(m, v->condition_slot())},
+                          {"reason", v->reason() ? v->reason()->str() : ""}});
     json reads = json::array(), writes = json::array();
     for (uint32_t b : *l->reads()) reads.push_back(m.buffers()->Get(b)->name()->str());
     for (uint32_t b : *l->writes()) writes.push_back(m.buffers()->Get(b)->name()->str());
@@ -286,10 +303,12 @@ std::string package_text(const Executable& exe, const Binding* bound) {
   for (size_t i = 0; i < j["plan"].size(); ++i) {
     const auto& l = j["plan"][i];
     s << "    " << i << ":";
-    for (const auto& v : l["variants"])
+    for (const auto& v : l["variants"]) {
+      std::string reason = v["reason"].get<std::string>();
       s << " " << v["kernel"].get<std::string>()
         << (v["when"].get<std::string>() == "1" ? "" : " if " + v["when"].get<std::string>())
-        << ";";
+        << (reason.empty() || reason == "always" ? "" : " (" + reason + ")") << ";";
+    }
     s << " reads";
     for (const auto& r : l["reads"]) s << " " << r.get<std::string>();
     s << ", writes";
@@ -300,11 +319,16 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     s << "  kernel " << k["name"].get<std::string>() << " (" << k["scheduler"].get<std::string>();
     for (const auto& [key, value] : k["params"].items())
       s << ", " << key << " " << value.get<std::string>();
-    s << ")\n    computes: " << k["comment"].get<std::string>() << "\n    grid [";
+    s << ")\n    computes: " << k["comment"].get<std::string>() << "\n";
+    if (!k["variant_note"].get<std::string>().empty())
+      s << "    configuration: " << k["variant_note"].get<std::string>() << "\n";
+    s << "    grid [";
     for (size_t i = 0; i < 3; ++i) s << (i ? ", " : "") << k["grid"][i].get<std::string>();
     s << "], block [";
     for (size_t i = 0; i < 3; ++i) s << (i ? ", " : "") << k["block"][i].get<std::string>();
     s << "], dynamic shared " << k["dynamic_shared_bytes"].get<std::string>() << " bytes\n";
+    for (const auto& [name, v] : k["launch_values"].items())
+      s << "    " << name << " = " << v.get<std::string>() << "\n";
     s << "    args:";
     for (const auto& a : k["args"])
       s << " " << a["name"].get<std::string>() << " (" << a["role"].get<std::string>() << ")";
@@ -330,11 +354,24 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     const auto& b = j["bound"];
     s << "  bound to";
     for (const auto& [name, v] : b["symbols"].items()) s << " " << name << "=" << v;
-    s << ":\n";
-    for (const auto& l : b["launches"])
-      s << "    " << l["kernel"].get<std::string>() << ": grid " << l["grid"].dump() << ", block "
-        << l["block"].dump() << ", dynamic shared " << l["dynamic_shared_bytes"]
-        << " bytes, reads and writes " << l["global_bytes"] << " bytes\n";
+    s << ", device sm_count=" << b["device"]["sm_count"] << ":\n";
+    for (size_t i = 0; i < b["launches"].size(); ++i) {
+      const auto& l = b["launches"][i];
+      std::string reason = l["reason"].get<std::string>();
+      s << "    launch " << i << ": " << l["kernel"].get<std::string>()
+        << (reason.empty() ? "" : "  (" + reason + ")") << "\n";
+      if (!l["note"].get<std::string>().empty())
+        s << "      " << l["note"].get<std::string>() << "\n";
+      s << "      grid " << l["grid"].dump() << ", block " << l["block"].dump()
+        << ", dynamic shared " << l["dynamic_shared_bytes"] << " bytes, reads and writes "
+        << l["global_bytes"] << " bytes";
+      const char* sep = "; ";
+      for (const auto& [name, v] : l["values"].items()) {
+        s << sep << name << " " << v;
+        sep = ", ";
+      }
+      s << "\n";
+    }
     for (const auto& [name, v] : b["buffer_bytes"].items())
       s << "    buffer " << name << ": " << v << " bytes\n";
     s << "    workspace: " << b["workspace_bytes"] << " bytes\n";

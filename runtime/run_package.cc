@@ -76,7 +76,8 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
                                                             const TensorMap& inputs,
                                                             const std::string& inputs_file) {
   const fb::Metadata& m = exe.metadata();
-  std::shared_ptr<const Binding> binding = exe.bind_inputs(inputs, inputs_file);
+  std::shared_ptr<const Binding> binding =
+      exe.bind_inputs(inputs, inputs_file, device.properties());
   const Binding& b = *binding;
   Allocations mem(device);
 

@@ -1,9 +1,9 @@
 #include "serde/compiled_view.h"
 
 #include "fuserc/version.h"
+#include "serde/expr_program.h"
 #include "serde/reader/package_layout.h"
 #include "serde/reader/program_printer.h"
-#include "serde/expr_program.h"
 
 namespace fuserc {
 namespace {
@@ -40,8 +40,9 @@ class ViewBuilder {
     for (const auto& step : c_.plan) {
       json variants = json::array();
       for (size_t i = 0; i < step.kernels.size(); ++i)
-        variants.push_back(
-            {{"kernel", c_.kernels[step.kernels[i]].name}, {"when", formula(step.conditions[i])}});
+        variants.push_back({{"kernel", c_.kernels[step.kernels[i]].name},
+                            {"when", formula(step.conditions[i])},
+                            {"reason", i < step.reasons.size() ? step.reasons[i] : ""}});
       const Segment& s = c_.segmented.segments[step.segment];
       json reads = json::array(), writes = json::array();
       for (ValueId v : s.inputs)
@@ -162,6 +163,8 @@ class ViewBuilder {
       guards.push_back({{"kind", guard_kind(g.kind)},
                         {"holds_when", formula(g.condition)},
                         {"message", g.message}});
+    json values = json::object();
+    for (const auto& lv : k.launch_values) values[lv.name] = formula(lv.value);
     json flags = json::array();
     if (k.index64) flags.push_back("index64");
     if (k.uses_rng) flags.push_back("rng");
@@ -187,6 +190,8 @@ class ViewBuilder {
             {"guards", guards},
             {"flags", flags},
             {"compile_options", k.compile_options},
+            {"variant_note", k.variant_note},
+            {"launch_values", values},
             {"source_bytes", k.source.size()},
             {"ptx_bytes", k.ptx.size()}};
   }

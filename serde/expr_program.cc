@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/diagnostics.h"
+#include "core/schedule/device_model.h"
 
 namespace fuserc {
 
@@ -34,6 +35,10 @@ uint32_t ProgramBuilder::slot(const Expr& e) {
     case ExprOp::Const: break;
     case ExprOp::Sym: {
       FUSERC_CHECK(!e.is_index(), "index variable '" + e.name() + "' in a package expression");
+      if (auto prop = device_prop_of(e.name())) {
+        s = emit(fb::Opcode::Device, 0, 0, 0, static_cast<int64_t>(*prop));
+        break;
+      }
       auto it = std::find(symbols_.begin(), symbols_.end(), e.name());
       FUSERC_CHECK(it != symbols_.end(),
                    "unknown symbol '" + e.name() + "' in a package expression");

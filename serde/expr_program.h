@@ -1,6 +1,7 @@
 // Owns turning symbolic expressions into the package's expression program: one flat,
 // topologically ordered array of integer instructions over int64 slots, with common
-// subexpressions shared (every distinct expression gets one slot).
+// subexpressions shared (every distinct expression gets one slot). A device property
+// ("device.sm_count", core/schedule/device_model.h) becomes a Device instruction.
 #pragma once
 
 #include <cstdint>

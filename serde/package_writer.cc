@@ -5,9 +5,10 @@
 #include "core/base/content_hash.h"
 #include "core/base/diagnostics.h"
 #include "core/base/file_io.h"
+#include "core/schedule/device_model.h"
 #include "fuserc/version.h"
-#include "serde/reader/package_layout.h"
 #include "serde/expr_program.h"
+#include "serde/reader/package_layout.h"
 
 namespace fuserc {
 namespace {
@@ -77,6 +78,7 @@ class MetadataWriter {
     auto buffers = build_buffers();
     auto kernels = build_kernels();
     auto plan = build_plan();
+    check_device_free(c_.memory.workspace_bytes, "workspace size");
     uint32_t workspace = program_.slot(c_.memory.workspace_bytes);
     auto provenance = build_provenance();
     // The program last: every slot has been asked for by now.
@@ -111,6 +113,13 @@ class MetadataWriter {
     std::vector<std::string> n;
     for (const auto& s : f.symbols) n.push_back(s.name);
     return n;
+  }
+
+  // Memory sizes are a function of the symbols alone: a runtime (or an independent checker)
+  // sizes buffers and scratch before, or without, knowing the device.
+  static void check_device_free(const Expr& e, const std::string& what) {
+    for (const auto& s : free_symbols(e))
+      FUSERC_CHECK(!is_device_symbol(s), what + " depends on the device (" + s + "): " + e.str());
   }
 
   int symbol_index(const std::string& name) const {
@@ -192,6 +201,8 @@ class MetadataWriter {
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Buffer>>> build_buffers() {
     std::vector<fbs::Offset<fb::Buffer>> v;
     for (const auto& buf : c_.memory.buffers) {
+      check_device_free(buf.bytes, "buffer size");
+      check_device_free(buf.offset, "buffer offset");
       auto name = b_.CreateString(f_.value(buf.value).name);
       uint32_t bytes = program_.slot(buf.bytes);
       uint32_t offset =
@@ -252,9 +263,17 @@ class MetadataWriter {
     auto bins_v = b_.CreateVector(binaries);
     auto opts_v = b_.CreateVector(options);
     std::vector<fbs::Offset<fb::Allocation>> allocs;
-    for (const auto& al : k.allocations)
+    for (const auto& al : k.allocations) {
+      check_device_free(al.bytes, "scratch of kernel " + k.name);
       allocs.push_back(fb::CreateAllocation(b_, program_.slot(al.bytes), al.zero_init));
+    }
     auto allocs_v = b_.CreateVector(allocs);
+    std::vector<fbs::Offset<fb::LaunchValue>> values;
+    for (const auto& lv : k.launch_values)
+      values.push_back(
+          fb::CreateLaunchValue(b_, b_.CreateString(lv.name), program_.slot(lv.value)));
+    auto values_v = b_.CreateVector(values);
+    auto note = b_.CreateString(k.variant_note);
     fb::KernelBuilder kb(b_);
     kb.add_name(name);
     kb.add_scheduler(sched);
@@ -277,6 +296,8 @@ class MetadataWriter {
     kb.add_ptx_arch(k.ptx_arch);
     kb.add_source(&source);
     kb.add_compile_options(opts_v);
+    kb.add_variant_note(note);
+    kb.add_launch_values(values_v);
     return kb.Finish();
   }
 
@@ -290,9 +311,12 @@ class MetadataWriter {
     std::vector<fbs::Offset<fb::Launch>> v;
     for (const auto& step : c_.plan) {
       std::vector<fbs::Offset<fb::LaunchVariant>> variants;
-      for (size_t i = 0; i < step.kernels.size(); ++i)
+      for (size_t i = 0; i < step.kernels.size(); ++i) {
+        // Which variant runs may depend on the device; the buffers it reads do not.
+        auto reason = b_.CreateString(i < step.reasons.size() ? step.reasons[i] : "");
         variants.push_back(fb::CreateLaunchVariant(b_, static_cast<uint32_t>(step.kernels[i]),
-                                                   program_.slot(step.conditions[i])));
+                                                   program_.slot(step.conditions[i]), reason));
+      }
       const Segment& s = c_.segmented.segments[step.segment];
       std::vector<uint32_t> reads, writes;
       for (ValueId x : s.inputs)

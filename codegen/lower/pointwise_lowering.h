@@ -26,8 +26,10 @@ namespace fuserc::lower {
 struct LoweredKernel {
   KernelSummary summary;  // everything but the source and the binaries
   kir::Kernel kernel;
-  // When several variants exist, launch the first whose condition holds (non-zero).
+  // When several variants exist, launch the first whose condition holds (non-zero); `reason`
+  // says the condition in words ("row length H <= 2048; every index fits in 32 bits").
   Expr selected_when = Expr(1);
+  std::string reason;
 };
 
 std::vector<LoweredKernel> lower_pointwise(const Fusion& f, const Segment& segment,

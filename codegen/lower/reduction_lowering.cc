@@ -10,6 +10,7 @@
 #include "codegen/lower/lowering_common.h"
 #include "codegen/lower/reduction_accumulator.h"
 #include "core/base/diagnostics.h"
+#include "core/schedule/launch_formulas.h"
 
 namespace fuserc::lower {
 namespace {
@@ -17,8 +18,8 @@ namespace {
 class ReductionLowering {
  public:
   ReductionLowering(const Fusion& f, const Segment& s, const ReductionAnalysis& a,
-                    SchedulerKind kind, const ReductionParams& p)
-      : f_(f), seg_(s), kind_(kind), p_(p), a_(a), graph_(f, s.inputs) {
+                    SchedulerKind kind)
+      : f_(f), seg_(s), kind_(kind), a_(a), graph_(f, s.inputs) {
     FUSERC_CHECK(a_.ok(), "lowering a reduction group the analysis rejects: " + a_.error);
     // (An axis of extent 1 has coordinate 0: broadcasting reads it so too.)
     for (size_t d = 0; d < a_.domain.size(); ++d)
@@ -51,52 +52,47 @@ class ReductionLowering {
     bool need32 = max_index.lo() <= limit;
     bool need64 = max_index.hi() > limit;
     Expr fits32 = le(max_index, Expr(limit));
-    // Persistent variants: the heuristic's (sized for the hint), and a wide one (1024 threads,
-    // 8 elements each) when rows may be longer than that and still fit in registers.
-    std::vector<ReductionParams> persistent;
-    if (kind_ == SchedulerKind::Normalization && p_.elements_per_thread > 0 && need32) {
-      persistent.push_back(p_);
-      ReductionParams wide = p_;
-      wide.threads_per_row = 1024;
-      wide.rows_per_block = 1;
-      wide.elements_per_thread = 8;
-      if (capacity(wide) > capacity(p_) && a_.row_length.hi() > capacity(p_))
-        persistent.push_back(wide);
-      while (!persistent.empty() && a_.row_length.lo() > capacity(persistent.front()))
-        persistent.erase(persistent.begin());
-    }
-    // (The 64-bit variant is always multi-pass.)
-    bool multipass = persistent.empty() || a_.row_length.hi() > capacity(persistent.back());
-
+    const bool normalization = kind_ == SchedulerKind::Normalization;
+    std::vector<ReductionParams> buckets =
+        reduction_variants(a_, kind_, vector_width(), cached_words(), graph_.nodes().size() > 64);
     std::vector<LoweredKernel> out;
-    size_t variants = persistent.size() + (multipass && need32 ? 1 : 0) + (need64 ? 1 : 0);
-    auto add = [&](const ReductionParams& params, bool index64, Expr when,
-                   const std::string& suffix) {
+    size_t variants = (need32 ? buckets.size() : 0) + (need64 ? 1 : 0);
+    auto add = [&](const ReductionParams& params, bool index64, Expr when, std::string reason) {
       p_ = params;
+      std::string suffix = index64 ? "_i64" : "_" + params.bucket;
       LoweredKernel lk = build(variants > 1 ? name + suffix : name, index64,
                                index64 ? 0 : params.elements_per_thread);
       lk.selected_when = when;
+      lk.reason = std::move(reason);
       out.push_back(std::move(lk));
     };
-    const ReductionParams base = p_;
-    for (size_t i = 0; i < persistent.size(); ++i) {
-      Expr fits_row = le(a_.row_length, Expr(capacity(persistent[i])));
-      add(persistent[i], false, need64 ? fits_row * fits32 : fits_row,
-          i == 0 ? "_rows" : "_wide_rows");
+    if (need32) {
+      for (size_t i = 0; i < buckets.size(); ++i) {
+        const ReductionParams& b = buckets[i];
+        bool last = i + 1 == buckets.size();
+        Expr bound = p_inner_bound(b);
+        Expr when = last ? Expr(1) : le(bound, Expr(b.limit));
+        if (need64) when = when * fits32;
+        std::string reason =
+            last ? std::string()
+                 : (b.inner ? "row length " : "columns ") + bound.str() + " <= " +
+                       std::to_string(b.limit);
+        if (need64) reason += std::string(reason.empty() ? "" : "; ") + "every index fits in 32 bits";
+        add(b, false, when, reason);
+      }
     }
-    // The multi-pass fallback of a normalization only runs rows too long for registers: a
-    // block of 1024 threads per row.
-    ReductionParams multi = base;
-    multi.elements_per_thread = 0;
-    if (!persistent.empty()) {
-      multi.threads_per_row = 1024;
-      multi.rows_per_block = 1;
+    // The 64-bit variant takes anything: streaming passes (a normalization re-reads its rows
+    // with 1024 threads per row), split like the last 32-bit bucket.
+    if (need64) {
+      ReductionParams wide = buckets.back();
+      wide.elements_per_thread = 0;
+      if (normalization) {
+        wide.bucket = "multi";
+        wide.threads_per_row = 1024;
+        wide.rows_per_block = 1;
+      }
+      add(wide, true, Expr(1), "");
     }
-    if (multipass && need32) add(multi, false, fits32, persistent.empty() ? "_i32" : "_long");
-    ReductionParams multi64 = base;  // any row length: sized for the hint
-    multi64.elements_per_thread = 0;
-    if (need64) add(multi64, true, Expr(1), "_i64");
-    p_ = base;
     return out;
   }
 
@@ -106,8 +102,53 @@ class ReductionLowering {
   SchedulerKind kind_;
   ReductionParams p_;  // of the variant being built
 
-  static int64_t capacity(const ReductionParams& p) {
-    return int64_t{p.threads_per_row} * std::max(p.elements_per_thread, 1);
+  // The compiled configuration in words.
+  std::string variant_note(int elements, bool index64) const {
+    std::string t = std::to_string(p_.threads_per_row), r = std::to_string(p_.rows_per_block);
+    std::string s = p_.bucket + ": ";
+    if (p_.inner)
+      s += t + " threads per row, " + r + (p_.rows_per_block == 1 ? " row" : " rows") + " per block";
+    else
+      s += r + " columns per block, " + t + " threads across the reduced rows";
+    if (elements > 0) s += ", " + std::to_string(elements) + " elements per thread kept in registers";
+    if (p_.grid) s += ", rows split across blocks when they are few";
+    return s + (index64 ? ", 64-bit indexing" : "");
+  }
+
+  // What a bucket's limit bounds: the row length (inner) or the kept columns (outer).
+  Expr p_inner_bound(const ReductionParams& b) const { return b.inner ? a_.row_length : a_.rows; }
+
+  // The loads a persistent variant keeps in registers: every unconditional load that walks
+  // along the row.
+  std::vector<int> row_loads() const {
+    std::set<int> unconditional = unconditional_nodes();
+    Expr row = Expr::index("fz_row", a_.rows);
+    Expr kk = Expr::index("fz_k", a_.row_length);
+    auto m = coord_map(row, kk);
+    std::vector<int> out;
+    for (size_t id = 0; id < graph_.nodes().size(); ++id) {
+      const ENode& n = graph_.node(id);
+      if (n.kind != ENode::Kind::Load || !unconditional.count(static_cast<int>(id))) continue;
+      bool along_row = false;
+      for (const auto& s : free_symbols(subst(n.offset, m))) along_row = along_row || s == "fz_k";
+      if (along_row) out.push_back(static_cast<int>(id));
+    }
+    return out;
+  }
+  // Elements of the widest row-walking dtype in 16 bytes.
+  int vector_width() const {
+    size_t widest = 1;
+    for (int id : row_loads())
+      widest = std::max(widest, dtype_size(f_.value(graph_.node(id).value).dtype));
+    if (row_loads().empty()) widest = 4;
+    return static_cast<int>(std::max<size_t>(1, 16 / widest));
+  }
+  // Register words per row element over the cached arrays (kept in their compute types).
+  double cached_words() const {
+    double words = 0;
+    for (int id : row_loads())
+      words += static_cast<double>(kernel_type_size(kir::compute_type_of(graph_.node(id).dtype))) / 4;
+    return words;
   }
   const ReductionAnalysis& a_;
   ElementGraph graph_;
@@ -225,8 +266,8 @@ class ReductionLowering {
     }
     Expr begin = tx, step(p_.threads_per_row);
     if (grid_split) {
-      Expr by = Expr::index("blockIdx.y", Expr(p_.max_blocks_per_row));
-      Expr gy = Expr::index("gridDim.y", Expr(p_.max_blocks_per_row + 1));
+      Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
+      Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
       begin = by * p_.threads_per_row + tx;
       step = gy * p_.threads_per_row;
     }
@@ -247,8 +288,8 @@ class ReductionLowering {
   }
 
   // Combines the accumulators of one phase across the row's threads (and blocks).
-  void combine_phase(Ctx& c, kir::Block& b, const std::vector<Accumulator*>& accs, bool grid,
-                     const Expr& row, const Expr& row_block) {
+  // Combines the accumulators across the row's threads (every thread of the block calls it).
+  void block_combine(kir::Block& b, const std::vector<Accumulator*>& accs) const {
     for (Accumulator* acc : accs) {
       std::string fn;
       std::vector<kir::ValuePtr> args;
@@ -267,44 +308,53 @@ class ReductionLowering {
       }
       b.push_back(kir::assign(acc->name, kir::call(fn, acc->type, std::move(args))));
     }
+  }
+
+  // Combines the accumulators of one phase across the row's threads (and blocks).
+  void combine_phase(Ctx& c, kir::Block& b, const std::vector<Accumulator*>& accs, bool grid,
+                     const Expr& row, const Expr& row_block) {
+    block_combine(b, accs);
     if (!grid) return;
-    // Every block of the row group writes its partials; the last to arrive combines them all,
-    // in block order, so the result does not depend on which block finished last.
-    Expr gy = Expr::index("gridDim.y", Expr(p_.max_blocks_per_row + 1));
-    Expr by = Expr::index("blockIdx.y", Expr(p_.max_blocks_per_row));
+    // Split rows (gridDim.y > 1, a uniform test): every block of the row group writes its
+    // partials; the last to arrive folds them, thread t taking partials t, t + T, ... in order,
+    // then the same tree as above, so the result is the same bits for a given split whichever
+    // block finished last.
+    Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
+    Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
     Expr lead = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(p_.threads_per_row));
-    auto lead_active = [&]() {
-      return kir::all_of({kir::ref(c.active, kir::Type::Bool),
-                          kir::index_value(eq(lead, Expr(0)), kir::Type::Bool)});
-    };
+    kir::Block split;
     kir::Block write;
     for (Accumulator* acc : accs)
       write.push_back(
           kir::element_store(acc->partials, row * gy + by, kir::ref(acc->name, acc->type)));
-    b.push_back(kir::if_then(lead_active(), std::move(write)));
-    b.push_back(kir::let(kir::Type::Bool, c.last,
-                         kir::call("fz_last_block", kir::Type::Bool,
-                                   {kir::ref(c.counters, kir::Type::UInt32),
-                                    kir::index_value(row_block, c.index_type),
-                                    kir::index_value(gy, kir::Type::UInt32)})));
+    split.push_back(
+        kir::if_then(kir::all_of({kir::ref(c.active, kir::Type::Bool),
+                                  kir::index_value(eq(lead, Expr(0)), kir::Type::Bool)}),
+                     std::move(write)));
+    split.push_back(kir::let(kir::Type::Bool, c.last,
+                             kir::call("fz_last_block", kir::Type::Bool,
+                                       {kir::ref(c.counters, kir::Type::UInt32),
+                                        kir::index_value(row_block, c.index_type),
+                                        kir::index_value(gy, kir::Type::UInt32)})));
     kir::ValuePtr not_last = kir::op(OpKind::LogicalNot, DType::Bool, kir::Type::Bool,
                                      {kir::ref(c.last, kir::Type::Bool)});
-    b.push_back(kir::if_then(not_last, {p_.inner ? kir::continue_loop() : kir::ret()}));
-    kir::Block gather;
-    Expr g = Expr::index(c.g, Expr(p_.max_blocks_per_row + 1));
+    split.push_back(kir::if_then(not_last, {p_.inner ? kir::continue_loop() : kir::ret()}));
+    Expr g = Expr::index(c.g, Expr(kMaxSplit + 1));
     kir::Block loop;
     for (Accumulator* acc : accs) {
-      auto partial = [&](const Expr& i) {
-        return kir::call("fz_load_cg", acc->type,
-                         {kir::ref(acc->partials, acc->type), kir::index_value(i, c.index_type)});
-      };
-      gather.push_back(kir::assign(acc->name, partial(row * gy)));
-      loop.push_back(kir::assign(
-          acc->name,
-          accumulator_combine(*acc, kir::ref(acc->name, acc->type), partial(row * gy + g))));
+      split.push_back(kir::assign(acc->name, accumulator_identity(*acc)));
+      kir::ValuePtr partial =
+          kir::call("fz_load_cg", acc->type,
+                    {kir::ref(acc->partials, acc->type), kir::index_value(row * gy + g, c.index_type)});
+      loop.push_back(
+          kir::assign(acc->name, accumulator_combine(*acc, kir::ref(acc->name, acc->type), partial)));
     }
-    gather.push_back(kir::for_loop(kir::Type::Int32, c.g, Expr(1), gy, std::move(loop)));
-    b.push_back(kir::if_then(lead_active(), std::move(gather)));
+    kir::Block fold;
+    fold.push_back(kir::for_loop(kir::Type::Int32, c.g, lead, gy, std::move(loop), false,
+                                 Expr(p_.threads_per_row)));
+    split.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(fold)));
+    block_combine(split, accs);
+    b.push_back(kir::if_then(kir::index_value(lt(Expr(1), gy), kir::Type::Bool), std::move(split)));
   }
 
   LoweredKernel build(const std::string& name, bool index64, int elements) {
@@ -364,18 +414,10 @@ class ReductionLowering {
 
     // Register caches for the persistent variant: every unconditional load along the row.
     if (elements > 0) {
-      std::set<int> unconditional = unconditional_nodes();
-      Expr kk = Expr::index(c.k, a_.row_length);
-      auto m = coord_map(row, kk);
-      for (size_t id = 0; id < graph_.nodes().size(); ++id) {
-        const ENode& n = graph_.node(id);
-        if (n.kind != ENode::Kind::Load || !unconditional.count(static_cast<int>(id))) continue;
-        bool along_row = false;
-        for (const auto& s : free_symbols(subst(n.offset, m))) along_row = along_row || s == c.k;
-        if (!along_row) continue;
-        std::string array = c.names.fresh(f_.value(n.value).name + "_r");
-        c.caches[static_cast<int>(id)] = array;
-        rb_body.push_back(kir::array(kir::compute_type_of(n.dtype), array, elements));
+      for (int id : row_loads()) {
+        std::string array = c.names.fresh(f_.value(graph_.node(id).value).name + "_r");
+        c.caches[id] = array;
+        rb_body.push_back(kir::array(kir::compute_type_of(graph_.node(id).dtype), array, elements));
       }
     }
 
@@ -465,33 +507,31 @@ class ReductionLowering {
     add_tensor_params(f_, seg_, param_name, k, ks);
 
     // Launch configuration.
-    Expr blocks_per_row(1);
+    Expr row_groups = ceildiv(rows, Expr(rpb));
     if (p_.inner) {
       ks.block[0] = Expr(tpr);
       ks.block[1] = Expr(rpb);
-      ks.grid[0] = min(ceildiv(rows, Expr(rpb)), Expr(int64_t{1} << 20));
-      if (grid)
-        blocks_per_row = min(Expr(p_.max_blocks_per_row),
-                             max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 8))));
+      ks.grid[0] = min(row_groups, Expr(int64_t{1} << 20));
     } else {
       ks.block[0] = Expr(rpb);
       ks.block[1] = Expr(tpr);
-      ks.grid[0] = ceildiv(rows, Expr(rpb));
-      if (grid)
-        blocks_per_row = min(Expr(p_.max_blocks_per_row),
-                             max(Expr(1), ceildiv(a_.row_length, Expr(int64_t{tpr} * 16))));
+      ks.grid[0] = row_groups;
     }
-    ks.grid[1] = blocks_per_row;
+    ks.launch_values.push_back({p_.inner ? "row_blocks" : "column_blocks", ks.grid[0]});
     if (grid) {
-      // Partials (one per row and block of the row) and the semaphores.
-      Expr row_groups = ceildiv(rows, Expr(rpb));
-      Expr slots = (p_.inner ? row_groups * rpb : rows) * blocks_per_row;
+      // Each split block takes at least 16 elements of the row per thread; partials (one per
+      // row and block of the row, sized for any device) and the semaphores.
+      GridSplit split = grid_split(row_groups, a_.row_length, int64_t{tpr} * 16);
+      ks.grid[1] = split.split;
+      ks.launch_values.push_back({"split", split.split});
+      Expr slots = (p_.inner ? row_groups * rpb : rows) * split.split_alloc;
       for (const auto& acc : c.accs)
         add_scratch_param(acc.partials, acc.type, slots * static_cast<int64_t>(acc.bytes), false, k,
                           ks);
       add_scratch_param(c.counters, kir::Type::UInt32, row_groups * 4, true, k, ks);
       ks.grid_reduction = true;
     }
+    ks.variant_note = variant_note(elements, index64);
     kir::remove_unused_locals(k.body);
     add_symbol_params(f_, k, ks);
 
@@ -547,9 +587,8 @@ class ReductionLowering {
 
 std::vector<LoweredKernel> lower_reduction(const Fusion& f, const Segment& segment,
                                            const ReductionAnalysis& analysis, SchedulerKind kind,
-                                           const ReductionParams& params,
                                            const std::string& kernel_name) {
-  ReductionLowering lowering(f, segment, analysis, kind, params);
+  ReductionLowering lowering(f, segment, analysis, kind);
   return lowering.run(kernel_name);
 }
 

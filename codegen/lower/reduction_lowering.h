@@ -3,8 +3,8 @@
 // its rows it runs the reduction phases in order (accumulating per thread, then combining
 // across the row's threads with fz_row_reduce / fz_column_reduce, and across blocks in a grid
 // reduction), then computes the results broadcast back over the row (normalization) and the
-// results with one element per row. Variants: persistent (row kept in registers; guarded by
-// the row length) and multi-pass, 32-bit and 64-bit indexing.
+// results with one element per row. Variants: one per bucket the row length's (or the
+// columns') range reaches (reduction_variants), guarded by it, then a 64-bit one.
 #pragma once
 
 #include <string>
@@ -18,7 +18,6 @@ namespace fuserc::lower {
 // `analysis` is analyze_reductions(f, segment), which the scheduler accepted.
 std::vector<LoweredKernel> lower_reduction(const Fusion& f, const Segment& segment,
                                            const ReductionAnalysis& analysis, SchedulerKind kind,
-                                           const ReductionParams& params,
                                            const std::string& kernel_name);
 
 }  // namespace fuserc::lower

@@ -1,19 +1,9 @@
 #include "core/schedule/reduction_scheduler.h"
 
-#include <algorithm>
-
 #include "core/schedule/in_place.h"
+#include "core/schedule/reduction_buckets.h"
 
 namespace fuserc {
-namespace {
-
-int pow2_at_least(int64_t v) {
-  int p = 1;
-  while (p < v && p < (1 << 20)) p *= 2;
-  return p;
-}
-
-}  // namespace
 
 std::string ReductionScheduler::reject_reason(const Fusion& f, const Segment& group) const {
   ReductionAnalysis a = analyze_reductions(f, group);
@@ -34,38 +24,33 @@ std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment
   return reduction_in_place_reason(f, group, a);
 }
 
-ReductionParams reduction_heuristics(const ReductionAnalysis& a, SchedulerKind kind,
-                                     const HeuristicHints& hints) {
-  ReductionParams p;
-  p.inner = a.inner;
-  int64_t rows = std::max<int64_t>(1, hints.value_of(a.rows));
-  int64_t length = std::max<int64_t>(1, hints.value_of(a.row_length));
-  constexpr int64_t kBusyRows = 132;  // about one row block per SM of a large GPU
-  if (a.inner) {
-    int tpr = std::clamp(pow2_at_least((length + 3) / 4), 8, 1024);
-    if (kind == SchedulerKind::Normalization) {
-      // Up to 8 elements per thread in registers; longer rows take more threads.
-      tpr = std::clamp(pow2_at_least((length + 7) / 8), 32, 1024);
-      p.elements_per_thread = static_cast<int>(std::min<int64_t>(16, (length + tpr - 1) / tpr));
+std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, SchedulerKind kind,
+                                                int vector, double cached_words, bool large) {
+  std::vector<ReductionBucket> buckets;
+  if (kind == SchedulerKind::Normalization)
+    buckets = normalization_buckets(a.row_length, vector, cached_words, 1, large);
+  else if (a.inner)
+    buckets = inner_reduction_buckets(a.row_length, a.rows, vector, 1, a.phases == 1);
+  else
+    buckets = outer_reduction_buckets(a.rows, 1, 1);  // one column per thread
+  std::vector<ReductionParams> out;
+  for (const ReductionBucket& b : buckets) {
+    ReductionParams p;
+    p.bucket = b.name;
+    p.inner = b.inner;
+    p.limit = b.limit;
+    p.grid = b.split;
+    if (b.inner) {
+      p.threads_per_row = b.threads;
+      p.rows_per_block = b.rows;
+      p.elements_per_thread = b.persistent * b.vector;
+    } else {
+      p.threads_per_row = b.rows;   // threads across the reduced rows
+      p.rows_per_block = b.threads;  // columns per block
     }
-    p.threads_per_row = tpr;
-    p.rows_per_block = std::max(1, 128 / tpr);
-    p.grid = kind == SchedulerKind::Reduction && a.phases == 1 && rows < kBusyRows &&
-             length > int64_t{tpr} * 8;
-  } else {
-    p.rows_per_block = 32;  // columns per block: 128 contiguous bytes of f32
-    p.threads_per_row = 8;  // rows in flight
-    int64_t column_blocks = (rows + 31) / 32;
-    p.grid = column_blocks < kBusyRows && length > 8 * 16;
+    out.push_back(p);
   }
-  // Split rows over enough blocks to give every SM a few (the split depends on the shape
-  // only, so results stay deterministic).
-  if (p.grid) {
-    int64_t row_groups = (rows + p.rows_per_block - 1) / p.rows_per_block;
-    p.max_blocks_per_row = static_cast<int>(
-        std::clamp<int64_t>((4 * kBusyRows + row_groups - 1) / row_groups, 2, 256));
-  }
-  return p;
+  return out;
 }
 
 }  // namespace fuserc

@@ -11,21 +11,32 @@
 //     otherwise; a guard on the row length picks one at launch.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/schedule/reduction_analysis.h"
 #include "core/schedule/scheduler.h"
 
 namespace fuserc {
 
+// One compiled variant of a reduction or normalization kernel (a bucket of
+// reduction_buckets.h). Nothing here reads hints: the variants follow the symbols' declared
+// ranges, and what depends on bound sizes or the device (grid, split factor) is a launch
+// formula evaluated at bind time (launch_formulas.h).
 struct ReductionParams {
+  std::string bucket = "multi";  // "s8", "s32", "s256", "x32", "t32", "multi", ...
   bool inner = true;
   // Inner: threads per row (threadIdx.x) and rows per block (threadIdx.y).
   // Outer: threads across the reduced dim (threadIdx.y) and columns per block (threadIdx.x).
   int threads_per_row = 128;
   int rows_per_block = 1;
-  bool grid = false;            // split each row over blockIdx.y (a grid reduction)
-  int max_blocks_per_row = 1;   // the cap of that split
+  bool grid = false;            // rows may be split over blockIdx.y (a grid reduction)
   int elements_per_thread = 0;  // normalization: row elements each thread keeps in registers
+  int64_t limit = 0;            // inner: the longest row it takes; outer: the most columns; 0: any
 };
+
+// The most blocks a split row group takes (grid.y): 4 x the largest SM count modelled.
+inline constexpr int64_t kMaxSplit = 4096;
 
 class ReductionScheduler : public Scheduler {
  public:
@@ -39,8 +50,11 @@ class NormalizationScheduler : public Scheduler {
   std::string reject_reason(const Fusion& f, const Segment& group) const override;
 };
 
-// The parameters for a group either scheduler accepted.
-ReductionParams reduction_heuristics(const ReductionAnalysis& a, SchedulerKind kind,
-                                     const HeuristicHints& hints);
+// The 32-bit variants of a group either scheduler accepted, in the order a launch tries them
+// (the last takes any row). `vector`: elements of the widest row-walking dtype in 16 bytes;
+// `cached_words`: 32-bit register words one row element needs over the arrays a normalization
+// keeps in registers; `large`: the element computation is large (less is unrolled).
+std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, SchedulerKind kind,
+                                                int vector, double cached_words, bool large);
 
 }  // namespace fuserc

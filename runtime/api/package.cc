@@ -15,6 +15,11 @@ void PackageState::ensure_context() {
   modules = std::make_unique<cuda::KernelModules>(*exe, *context);
 }
 
+DeviceProps PackageState::device_props() const {
+  if (emulated()) return emulator->properties();
+  return cuda::device_props_of(context->info());
+}
+
 Package::Package(std::unique_ptr<Executable> exe, LoadOptions options)
     : state_(std::make_shared<PackageState>()), options_device_(options.device) {
   state_->exe = std::move(exe);
@@ -57,11 +62,16 @@ std::shared_ptr<Plan> Package::bind(const std::vector<int64_t>& symbols) {
       return plans_.front();
     }
   }
+  // The shapes are checked before any GPU work (a refused shape is reported as such even
+  // without a driver); then bound for the device when its properties differ from the default.
   auto binding = state_->exe->bind(symbols);
-  if (!state_->emulated()) {
+  DeviceProps device;
+  {
     std::lock_guard<std::mutex> state_lock(state_->mutex);
-    state_->ensure_context();
+    if (!state_->emulated()) state_->ensure_context();
+    device = state_->device_props();
   }
+  if (device_props_clamped(device) != binding->device) binding = state_->exe->bind(symbols, device);
   auto plan = std::make_shared<Plan>(state_, std::move(binding));
   plans_.push_front(plan);
   if (plans_.size() > kPlanCacheCapacity) plans_.pop_back();
@@ -69,7 +79,14 @@ std::shared_ptr<Plan> Package::bind(const std::vector<int64_t>& symbols) {
 }
 
 std::shared_ptr<const Binding> Package::sizes(const std::vector<int64_t>& symbols) {
-  return state_->exe->bind(symbols);
+  // The device the plans are bound for once known (a GPU package before its first bind, or
+  // without a driver, describes the default device).
+  DeviceProps device;
+  {
+    std::lock_guard<std::mutex> state_lock(state_->mutex);
+    if (state_->emulated() || state_->context) device = state_->device_props();
+  }
+  return state_->exe->bind(symbols, device);
 }
 
 std::shared_ptr<Plan> Package::bind_shapes(const std::vector<std::vector<int64_t>>& shapes) {

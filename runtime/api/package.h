@@ -7,12 +7,14 @@
 // Loading reads and verifies the package only (no GPU work). The first bind picks the CUDA
 // context the package runs in: LoadOptions::context if given, else the calling thread's
 // current context (a framework's), else device LoadOptions::device's primary context (made
-// current, as the CUDA runtime does). Binding loads the kernels the plan needs (the cubin for
-// the device, a compatible one, or the PTX JIT-compiled once per process), opts in to large
-// shared memory, allocates the zeroed counters of grid reductions, and returns a Plan (see
-// runtime/api/plan.h), cached per shape signature. With LoadOptions::device = kEmulatorDevice
-// no GPU is involved: plans run the kernels on the CPU in fuserc's CUDA emulator, on host memory.
-// The plain C interface over this is runtime/api/fuserc_runtime.h.
+// current, as the CUDA runtime does), and launch configurations are bound for that context's
+// device (its SM count; in the emulator, runtime/emulator_device.h's). Binding loads the
+// kernels the plan needs (the cubin for the device, a compatible one, or the PTX JIT-compiled
+// once per process), opts in to large shared memory, allocates the zeroed counters of grid
+// reductions, and returns a Plan (see runtime/api/plan.h), cached per shape signature. With
+// LoadOptions::device = kEmulatorDevice no GPU is involved: plans run the kernels on the CPU in
+// fuserc's CUDA emulator, on host memory. The plain C interface over this is
+// runtime/api/fuserc_runtime.h.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,8 @@ class Package {
   // GPU (no driver, no compatible kernel, ...).
   std::shared_ptr<Plan> bind(const std::vector<int64_t>& symbols);
   std::shared_ptr<Plan> bind_shapes(const std::vector<std::vector<int64_t>>& input_shapes);
-  // The sizes symbol values give (no GPU work, no kernel loaded): for describing a binding.
+  // The sizes symbol values give (no GPU work, no kernel loaded): for describing a binding,
+  // with the device of the plans once a bind has chosen one (else kDefaultSmCount SMs).
   std::shared_ptr<const Binding> sizes(const std::vector<int64_t>& symbols);
 
   // The GPU state the plans share (the context and the loaded kernels).

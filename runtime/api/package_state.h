@@ -27,6 +27,9 @@ struct PackageState {
 
   // Picks the context and loads nothing yet (mutex held by the caller).
   void ensure_context();
+  // The properties launch formulas are bound with: the emulator's, or the context's device
+  // (ensure_context() first, mutex held).
+  DeviceProps device_props() const;
 };
 
 }  // namespace fuserc::rt

@@ -25,6 +25,10 @@ std::string CudaDevice::name() const {
   return context_.info().name + " (" + context_.info().arch_name() + ")";
 }
 
+DeviceProps CudaDevice::properties() const {
+  return device_props_of(context_.info());
+}
+
 void* CudaDevice::allocate(size_t bytes) {
   ContextScope scope(context_.get());
   CUdeviceptr p = 0;

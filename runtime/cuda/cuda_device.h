@@ -19,6 +19,7 @@ class CudaDevice : public Device {
   explicit CudaDevice(int ordinal = 0);
   ~CudaDevice() override;
   std::string name() const override;
+  DeviceProps properties() const override;
   void* allocate(size_t bytes) override;
   void release(void* p) override;
   void to_device(void* dst, const void* src, size_t bytes) override;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/base/device_props.h"
 #include "runtime/cuda/driver_api.h"
 
 namespace fuserc::cuda {
@@ -24,6 +25,13 @@ struct DeviceInfo {
   int arch() const { return cc_major * 10 + cc_minor; }  // 90 for sm_90
   std::string arch_name() const { return "sm_" + std::to_string(arch()); }
 };
+
+// What a package's launch formulas read about the device (clamped into their ranges).
+inline DeviceProps device_props_of(const DeviceInfo& info) {
+  DeviceProps p;
+  p.sm_count = info.sm_count;
+  return device_props_clamped(p);
+}
 
 // The properties of `device`, read on first use (thread-safe; a test that installs another
 // fake driver reads them afresh).

@@ -13,7 +13,7 @@
 
 namespace fuserc {
 
-inline constexpr uint32_t kPackageFormatVersion = 1;
+inline constexpr uint32_t kPackageFormatVersion = 2;
 inline constexpr char kPackageIdentifier[] = "FZPK";
 inline constexpr char kPackageTrailerMagic[8] = {'F', 'Z', 'P', 'K', 'E', 'N', 'D', '1'};
 inline constexpr size_t kPackageTrailerSize = 32;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/base/content_hash.h"
+#include "core/base/device_props.h"
 #include "core/base/diagnostics.h"
 #include "serde/reader/package_layout.h"
 
@@ -199,6 +200,11 @@ void PackageView::check_consistency() const {
              "a program slot names an unknown symbol");
         break;
       case fb::Opcode::Select: arity = 3; break;
+      case fb::Opcode::Device:
+        arity = 0;
+        need(in->imm() >= 0 && in->imm() < kNumDeviceProps,
+             "a program slot reads an unknown device property");
+        break;
       default:
         need(in->op() >= fb::Opcode::Add && in->op() <= fb::Opcode::Ne,
              "a program slot has an unknown opcode");
@@ -256,6 +262,11 @@ void PackageView::check_consistency() const {
     slot_ok(k->dynamic_smem_slot());
     if (k->allocations())
       for (const auto* al : *k->allocations()) slot_ok(al->bytes_slot());
+    if (k->launch_values())
+      for (const auto* v : *k->launch_values()) {
+        need(v->name() != nullptr, "a kernel has a launch value without a name");
+        slot_ok(v->slot());
+      }
     for (const auto* g : *k->guards()) {
       slot_ok(g->slot());
       need(g->message() != nullptr, "a kernel has a guard without a message");

@@ -18,7 +18,7 @@ inline int64_t floor_mod(int64_t a, int64_t b) {
 }  // namespace
 
 bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, const int64_t* symbols,
-                      int64_t* slots, std::string* error) {
+                      const DeviceProps& device, int64_t* slots, std::string* error) {
   const uint32_t n = program.size();
   for (uint32_t i = 0; i < n; ++i) {
     const fb::Instr* in = program.Get(i);
@@ -27,6 +27,9 @@ bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, cons
     switch (in->op()) {
       case fb::Opcode::Const: slots[i] = in->imm(); continue;
       case fb::Opcode::Symbol: slots[i] = symbols[in->imm()]; continue;
+      case fb::Opcode::Device:
+        slots[i] = device.value(static_cast<DeviceProp>(in->imm()));
+        continue;
       case fb::Opcode::Select:
         slots[i] = slots[in->a()] != 0 ? slots[in->b()] : slots[in->c()];
         continue;

@@ -6,13 +6,15 @@
 #include <cstdint>
 #include <string>
 
+#include "core/base/device_props.h"
 #include "fuserc/fuserc_package_generated.h"
 
 namespace fuserc {
 
-// Evaluates `program` with the given symbol values into `slots` (program->size() entries).
-// Returns false and sets `error` (naming the slot) on overflow or division by zero.
+// Evaluates `program` with the given symbol values and device properties into `slots`
+// (program->size() entries). Returns false and sets `error` (naming the slot) on overflow or
+// division by zero.
 bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, const int64_t* symbols,
-                      int64_t* slots, std::string* error);
+                      const DeviceProps& device, int64_t* slots, std::string* error);
 
 }  // namespace fuserc

@@ -1,5 +1,7 @@
 #include "serde/reader/program_printer.h"
 
+#include "core/base/device_props.h"
+
 namespace fuserc {
 namespace {
 
@@ -17,6 +19,7 @@ std::string print(const ProgramView& m, uint32_t slot, int min_prec, int depth) 
       if (in->imm() < 0) prec = kMul;
       break;
     case fb::Opcode::Symbol: s = m.symbol_name(in->imm()); break;
+    case fb::Opcode::Device: s = device_prop_name(static_cast<DeviceProp>(in->imm())); break;
     case fb::Opcode::Add:
       prec = kAdd;
       s = sub(in->a(), kAdd) + " + " + sub(in->b(), kAdd + 1);

@@ -37,8 +37,10 @@ void check_binaries(const CompiledFusion& c) {
       CHECK(b.registers > 0);
       // Kernels that fuse several siblings calling non-inlined libdevice slow paths (f64 and
       // integer-heavy transcendental ops) save a few registers around the calls, which ptxas
-      // counts as spill stores; real register pressure shows as hundreds of bytes.
-      CHECK(b.spill_store_bytes <= 64);
+      // counts as spill stores; real register pressure shows as hundreds of bytes with the
+      // register count at its cap. (f64 Welford combines over a warp's 5 shuffle steps call the
+      // division slow path 5 times per fused var: up to ~170 bytes at 40 registers.)
+      CHECK((b.spill_store_bytes <= 64 || (b.registers <= 64 && b.spill_store_bytes <= 256)));
     }
     CHECK(k.ptx_arch == 80);
     CHECK(k.ptx.find(".target sm_80") != std::string::npos);
@@ -62,7 +64,7 @@ TEST_CASE("every elementwise op and cast compiles for sm_80 and sm_90 without wa
 TEST_CASE("reduction and normalization kernels compile for sm_80 and sm_90 without warnings",
           "[nvrtc]") {
   // Every reduction for every dtype (warp shuffles and shared memory of bools, 64-bit integers,
-  // Welford structs), normalizations (persistent, wide, multi-pass and 64-bit variants), grid
+  // Welford structs), normalizations (every persistent bucket, multi-pass and 64-bit variants), grid
   // reductions (partials and counters).
   for (const char* dt : kDtypes) {
     INFO("dtype " << dt);
@@ -72,12 +74,23 @@ TEST_CASE("reduction and normalization kernels compile for sm_80 and sm_90 witho
     INFO("graph " << name);
     CompiledFusion c = compile_for_gpus(json);
     check_binaries(c);
-    // Registers hold the row: no spilling in the persistent variants (`_rows`, `_wide_rows`).
+    // Registers hold the row: no spilling in the persistent buckets (`_t8` .. `_t1024`).
+    size_t persistent = 0;
     for (const auto& k : c.kernels) {
-      if (k.name.size() < 5 || k.name.compare(k.name.size() - 5, 5, "_rows") != 0) continue;
+      size_t at = k.name.rfind("_t");
+      if (at == std::string::npos || k.name.find_first_not_of("0123456789", at + 2) != std::string::npos)
+        continue;
+      ++persistent;
       INFO("kernel " << k.name);
-      for (const auto& b : k.binaries) CHECK(b.spill_store_bytes == 0);
+      // (ptxas for sm_90 saves a few bytes in log-softmax's t128 at 72 registers, far below
+      // any cap: not the cache spilling, which shows as the register count at the cap.)
+      for (const auto& b : k.binaries) {
+        INFO("sm_" << b.arch << ": " << b.registers << " registers");
+        CHECK(b.spill_store_bytes <= 16);
+        CHECK((b.spill_store_bytes == 0 || b.registers < 128));
+      }
     }
+    CHECK(persistent >= 4);  // H in [1, default max]: t8, t32, t128, t512 at least
   }
   CompiledFusion grid = compile_for_gpus(graph(
       "grid", R"("N": {"hint": 8}, "L": {"hint": 100000})",
@@ -86,7 +99,12 @@ TEST_CASE("reduction and normalization kernels compile for sm_80 and sm_90 witho
          {"op": "var_mean", "args": ["t"], "dims": [0], "out": ["v", "m"]})",
       R"("s", "v", "m")"));
   check_binaries(grid);
-  for (const auto& k : grid.kernels) CHECK(k.grid_reduction);
+  // Rows long enough for 256 threads (s256) and strided rows may split; s8 and s32 never do.
+  for (const auto& k : grid.kernels) {
+    INFO("kernel " << k.name);
+    bool short_rows = k.name.find("_s8") != std::string::npos || k.name.find("_s32") != std::string::npos;
+    CHECK(k.grid_reduction == !short_rows);
+  }
 }
 
 TEST_CASE("view, creation and random kernels compile without warnings", "[nvrtc]") {

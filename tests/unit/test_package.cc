@@ -11,13 +11,13 @@
 #include "codegen/compile_fusion.h"
 #include "core/base/file_io.h"
 #include "core/eval/random_inputs.h"
-#include "serde/reader/package_layout.h"
-#include "serde/reader/package_reader.h"
-#include "serde/reader/program_evaluator.h"
 #include "runtime/executable.h"
 #include "runtime/package_report.h"
 #include "serde/compiled_view.h"
 #include "serde/package_writer.h"
+#include "serde/reader/package_layout.h"
+#include "serde/reader/package_reader.h"
+#include "serde/reader/program_evaluator.h"
 #include "test_util.h"
 
 using namespace fuserc;
@@ -165,7 +165,7 @@ TEST_CASE("each failed check says which one", "[package]") {
         "p.fpkg: corrupted package: the source of kernel k does not match its hash");
   // A package from a newer fuserc: bump the version, keep the checksum valid.
   std::string future = bytes;
-  REQUIRE(fb::GetMutablePackage(future.data())->mutate_format_version(2));
+  REQUIRE(fb::GetMutablePackage(future.data())->mutate_format_version(3));
   size_t fb_size = future.size() - kPackageTrailerSize;
   PackageTrailer t;
   REQUIRE(decode_trailer(reinterpret_cast<const uint8_t*>(future.data()) + fb_size, t));
@@ -173,8 +173,38 @@ TEST_CASE("each failed check says which one", "[package]") {
                                   t.blob_offset, t.blob_size);
   encode_trailer(t, reinterpret_cast<uint8_t*>(future.data()) + fb_size);
   CHECK(open(future) ==
-        "p.fpkg: the package was written by a newer fuserc (format version 2; this fuserc reads "
-        "version 1)");
+        "p.fpkg: the package was written by a newer fuserc (format version 3; this fuserc reads "
+        "version 2)");
+}
+
+TEST_CASE("the reader refuses a program reading an unknown device property", "[package]") {
+  std::string bytes = serialize_package(compile(kGraph, false), {});
+  auto reads_property = [&](int64_t prop) {
+    std::string b = bytes;
+    // Turn the first constant of the program into a device read, keeping the checksum valid.
+    const fb::Package* pkg = fb::GetPackage(b.data());
+    auto* meta = const_cast<fb::Metadata*>(pkg->metadata_nested_root());
+    auto* program = meta->mutable_program();
+    for (uint32_t i = 0; i < program->size(); ++i) {
+      auto* in = program->GetMutableObject(i);
+      if (in->op() != fb::Opcode::Const) continue;
+      in->mutate_op(fb::Opcode::Device);
+      in->mutate_imm(prop);
+      break;
+    }
+    size_t fb_size = b.size() - kPackageTrailerSize;
+    PackageTrailer t;
+    REQUIRE(decode_trailer(reinterpret_cast<const uint8_t*>(b.data()) + fb_size, t));
+    t.head_hash = package_head_hash(reinterpret_cast<const uint8_t*>(b.data()), fb_size,
+                                    t.blob_offset, t.blob_size);
+    encode_trailer(t, reinterpret_cast<uint8_t*>(b.data()) + fb_size);
+    return error_of([&] { PackageView::from_bytes(b, "p.fpkg"); });
+  };
+  CHECK(reads_property(0) == "<no error>");
+  CHECK(reads_property(1) ==
+        "p.fpkg: corrupted package: a program slot reads an unknown device property");
+  CHECK(reads_property(-1) ==
+        "p.fpkg: corrupted package: a program slot reads an unknown device property");
 }
 
 TEST_CASE("packages on disk are read lazily and checked the same way", "[package]") {
@@ -205,6 +235,15 @@ TEST_CASE("binding: cached by shape, ranges and guards checked", "[package]") {
   auto a = exe.bind({96, 64});
   CHECK(exe.bind({96, 64}) == a);  // a cache hit returns the same binding
   CHECK(exe.bind({97, 64}) != a);
+  // The device is part of the signature (launch formulas may read its SM count), clamped into
+  // the range the compiler planned for.
+  CHECK(a->device.sm_count == kDefaultSmCount);
+  auto a108 = exe.bind({96, 64}, DeviceProps{108});
+  CHECK(a108 != a);
+  CHECK(a108->device.sm_count == 108);
+  CHECK(exe.bind({96, 64}, DeviceProps{108}) == a108);
+  CHECK(exe.bind({96, 64}, DeviceProps{1 << 20})->device.sm_count == kMaxSmCount);
+  CHECK(exe.bind({96, 64}, DeviceProps{0})->device.sm_count == 1);
   for (int64_t m = 1; m <= static_cast<int64_t>(Executable::kCacheCapacity) + 4; ++m)
     exe.bind({m, 8});
   CHECK(exe.cache_size() == Executable::kCacheCapacity);
@@ -235,7 +274,7 @@ TEST_CASE("the program evaluator refuses overflow and division by zero", "[packa
   int64_t slots[4];
   int64_t sym = 5;
   std::string error;
-  CHECK_FALSE(evaluate_program(*vec, &sym, slots, &error));
+  CHECK_FALSE(evaluate_program(*vec, &sym, DeviceProps{}, slots, &error));
   CHECK(error == "division by zero or overflow in size slot 2");
   std::vector<fb::Instr> prog2 = {fb::Instr(fb::Opcode::Symbol, 0, 0, 0, 0),
                                   fb::Instr(fb::Opcode::Mul, 0, 0, 0, 0)};
@@ -244,9 +283,21 @@ TEST_CASE("the program evaluator refuses overflow and division by zero", "[packa
   const auto* vec2 =
       flatbuffers::GetRoot<flatbuffers::Vector<const fb::Instr*>>(fbb2.GetBufferPointer());
   int64_t big = int64_t{1} << 40;
-  CHECK_FALSE(evaluate_program(*vec2, &big, slots, &error));
+  CHECK_FALSE(evaluate_program(*vec2, &big, DeviceProps{}, slots, &error));
   CHECK(error == "size arithmetic overflows 64 bits in slot 1");
   int64_t small = 1000;
-  CHECK(evaluate_program(*vec2, &small, slots, &error));
+  CHECK(evaluate_program(*vec2, &small, DeviceProps{}, slots, &error));
   CHECK(slots[1] == 1000000);
+  // The Device opcode reads the bound device's property.
+  std::vector<fb::Instr> prog3 = {
+      fb::Instr(fb::Opcode::Device, 0, 0, 0, static_cast<int64_t>(DeviceProp::SmCount)),
+      fb::Instr(fb::Opcode::Const, 0, 0, 0, 4), fb::Instr(fb::Opcode::Mul, 0, 1, 0, 0)};
+  flatbuffers::FlatBufferBuilder fbb3;
+  fbb3.Finish(fbb3.CreateVectorOfStructs(prog3));
+  const auto* vec3 =
+      flatbuffers::GetRoot<flatbuffers::Vector<const fb::Instr*>>(fbb3.GetBufferPointer());
+  CHECK(evaluate_program(*vec3, nullptr, DeviceProps{}, slots, &error));
+  CHECK(slots[2] == 4 * kDefaultSmCount);
+  CHECK(evaluate_program(*vec3, nullptr, DeviceProps{108}, slots, &error));
+  CHECK(slots[2] == 432);
 }

@@ -19,16 +19,19 @@ extern "C" __global__ void __launch_bounds__(256) batchnorm_stats_k0_i64(
     }
   }
   acc_var = fz_column_reduce<32, 8>(acc_var, fz_welford_op(), smem_var);
-  if (active && ((long long)threadIdx.y == 0)) {
-    partials_var[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_var;
-  }
-  const bool last = fz_last_block(counters, (long long)blockIdx.x, (long long)gridDim.y);
-  if (!last) return;
-  if (active && ((long long)threadIdx.y == 0)) {
-    acc_var = fz_load_cg(partials_var, (long long)gridDim.y * row);
-    for (int g = 1; g < (long long)gridDim.y; ++g) {
-      acc_var = fz_welford_combine(acc_var, fz_load_cg(partials_var, g + (long long)gridDim.y * row));
+  if (1 < (long long)gridDim.y) {
+    if (active && ((long long)threadIdx.y == 0)) {
+      partials_var[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_var;
     }
+    const bool last = fz_last_block(counters, (long long)blockIdx.x, (long long)gridDim.y);
+    if (!last) return;
+    acc_var = fz_welford_init<float>();
+    if (active) {
+      for (int g = (long long)threadIdx.y; g < (long long)gridDim.y; g += 8) {
+        acc_var = fz_welford_combine(acc_var, fz_load_cg(partials_var, g + (long long)gridDim.y * row));
+      }
+    }
+    acc_var = fz_column_reduce<32, 8>(acc_var, fz_welford_op(), smem_var);
   }
   const float var_v = fz_welford_var(acc_var, 1.0f);
   const float mean_v = fz_welford_mean(acc_var);

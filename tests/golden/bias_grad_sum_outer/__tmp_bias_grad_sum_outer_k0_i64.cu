@@ -18,16 +18,19 @@ extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_i64(
     }
   }
   acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);
-  if (active && ((long long)threadIdx.y == 0)) {
-    partials_db[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_db;
-  }
-  const bool last = fz_last_block(counters, (long long)blockIdx.x, (long long)gridDim.y);
-  if (!last) return;
-  if (active && ((long long)threadIdx.y == 0)) {
-    acc_db = fz_load_cg(partials_db, (long long)gridDim.y * row);
-    for (int g = 1; g < (long long)gridDim.y; ++g) {
-      acc_db = (acc_db + fz_load_cg(partials_db, g + (long long)gridDim.y * row));
+  if (1 < (long long)gridDim.y) {
+    if (active && ((long long)threadIdx.y == 0)) {
+      partials_db[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_db;
     }
+    const bool last = fz_last_block(counters, (long long)blockIdx.x, (long long)gridDim.y);
+    if (!last) return;
+    acc_db = 0.0f;
+    if (active) {
+      for (int g = (long long)threadIdx.y; g < (long long)gridDim.y; g += 8) {
+        acc_db = (acc_db + fz_load_cg(partials_db, g + (long long)gridDim.y * row));
+      }
+    }
+    acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);
   }
   const float db_v = acc_db;
   if (active && ((long long)threadIdx.y == 0)) {

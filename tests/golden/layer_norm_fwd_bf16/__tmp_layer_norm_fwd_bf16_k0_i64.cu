@@ -1,7 +1,7 @@
 // fuserc: graph 'layer_norm_fwd_bf16', kernel layer_norm_fwd_bf16_k0_i64 (normalization)
 // computes: xf = cast(x); var, mean = var_mean(xf); ve = add(var, eps); rstd = rsqrt(ve); xc = sub(xf, mean); xn = mul(xc, rstd); xw = mul(xn, w); yf = add(xw, b); y = cast(yf)
-// reduces [N, 768] over rows of 768 (N rows), contiguous rows, 128 threads per row, 1 row per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_i64(
+// reduces [N, 768] over rows of 768 (N rows), contiguous rows, 1024 threads per row, 1 row per block, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(1024) layer_norm_fwd_bf16_k0_i64(
     const __nv_bfloat16* __restrict__ x,
     const __nv_bfloat16* __restrict__ w,
     const __nv_bfloat16* __restrict__ b,
@@ -10,25 +10,25 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_i64(
     float* __restrict__ rstd,
     __nv_bfloat16* __restrict__ y,
     long long N) {
-  __shared__ fz_welford<float> smem_var[4];
+  __shared__ fz_welford<float> smem_var[32];
   for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
     const long long row = row_base;
     const bool active = true;
     fz_welford<float> acc_var = fz_welford_init<float>();
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < 768; k += 128) {
+      for (long long k = (long long)threadIdx.x; k < 768; k += 1024) {
         const float x_v = __bfloat162float(x[k + row * 768]);
         const float xf = x_v;
         acc_var = fz_welford_push(acc_var, xf);
       }
     }
-    acc_var = fz_row_reduce<128>(acc_var, fz_welford_op(), smem_var);
+    acc_var = fz_row_reduce<1024>(acc_var, fz_welford_op(), smem_var);
     const float var = fz_welford_var(acc_var, 0.0f);
     const float mean_v = fz_welford_mean(acc_var);
     if (active) {
       const float ve = (var + eps);
       const float rstd_v = rsqrtf(ve);
-      for (long long k = (long long)threadIdx.x; k < 768; k += 128) {
+      for (long long k = (long long)threadIdx.x; k < 768; k += 1024) {
         const float x_v2 = __bfloat162float(x[k + row * 768]);
         const float xf_v = x_v2;
         const float xc = (xf_v - mean_v);

@@ -1,7 +1,7 @@
 // fuserc: graph 'reduce_all', kernel reduce_all_k0_i64 (reduction)
 // computes: s = sum(x); m = amax(x); ax = abs(x); l1 = mean(ax)
-// reduces [N, M] over rows of M * N (1 row), contiguous rows, 1024 threads per row, 1 row per block, rows split across blocks, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
+// reduces [N, M] over rows of M * N (1 row), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_i64(
     const float* __restrict__ x,
     float* __restrict__ s,
     float* __restrict__ m,
@@ -12,9 +12,9 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
     unsigned int* counters,
     long long M,
     long long N) {
-  __shared__ float smem_s[32];
-  __shared__ float smem_m[32];
-  __shared__ float smem_l1[32];
+  __shared__ float smem_s[8];
+  __shared__ float smem_m[8];
+  __shared__ float smem_l1[8];
   for (long long row_base = 0; row_base < 1; row_base += (long long)gridDim.x) {
     const long long row = 0;
     const bool active = true;
@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
     float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
-      for (long long k = (long long)blockIdx.y * 1024 + (long long)threadIdx.x; k < M * N; k += (long long)gridDim.y * 1024) {
+      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < M * N; k += (long long)gridDim.y * 256) {
         const float x_v = x[k];
         const float ax = fz_abs(x_v);
         acc_s = (acc_s + x_v);
@@ -30,25 +30,30 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_all_k0_i64(
         acc_l1 = (acc_l1 + ax);
       }
     }
-    acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
-    acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
-    acc_l1 = fz_row_reduce<1024>(acc_l1, fz_sum_op(), smem_l1);
-    if (active && ((long long)threadIdx.x == 0)) {
-      partials_s[(long long)blockIdx.y] = acc_s;
-      partials_m[(long long)blockIdx.y] = acc_m;
-      partials_l1[(long long)blockIdx.y] = acc_l1;
-    }
-    const bool last = fz_last_block(counters, row_base, (long long)gridDim.y);
-    if (!last) continue;
-    if (active && ((long long)threadIdx.x == 0)) {
-      acc_s = fz_load_cg(partials_s, 0);
-      acc_m = fz_load_cg(partials_m, 0);
-      acc_l1 = fz_load_cg(partials_l1, 0);
-      for (int g = 1; g < (long long)gridDim.y; ++g) {
-        acc_s = (acc_s + fz_load_cg(partials_s, g));
-        acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g));
-        acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g));
+    acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);
+    acc_m = fz_row_reduce<256>(acc_m, fz_max_op(), smem_m);
+    acc_l1 = fz_row_reduce<256>(acc_l1, fz_sum_op(), smem_l1);
+    if (1 < (long long)gridDim.y) {
+      if (active && ((long long)threadIdx.x == 0)) {
+        partials_s[(long long)blockIdx.y] = acc_s;
+        partials_m[(long long)blockIdx.y] = acc_m;
+        partials_l1[(long long)blockIdx.y] = acc_l1;
       }
+      const bool last = fz_last_block(counters, row_base, (long long)gridDim.y);
+      if (!last) continue;
+      acc_s = 0.0f;
+      acc_m = (-__int_as_float(0x7f800000));
+      acc_l1 = 0.0f;
+      if (active) {
+        for (int g = (long long)threadIdx.x; g < (long long)gridDim.y; g += 256) {
+          acc_s = (acc_s + fz_load_cg(partials_s, g));
+          acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g));
+          acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g));
+        }
+      }
+      acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);
+      acc_m = fz_row_reduce<256>(acc_m, fz_max_op(), smem_m);
+      acc_l1 = fz_row_reduce<256>(acc_l1, fz_sum_op(), smem_l1);
     }
     const float s_v = acc_s;
     const float m_v = acc_m;

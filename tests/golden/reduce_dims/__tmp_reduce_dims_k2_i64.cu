@@ -1,23 +1,40 @@
 // fuserc: graph 'reduce_dims', kernel reduce_dims_k2_i64 (reduction)
 // computes: v_last = var(x)
-// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 16 threads per row, 8 rows per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(128) reduce_dims_k2_i64(
+// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_i64(
     const __half* __restrict__ x,
     __half* __restrict__ v_last,
+    fz_welford<float>* partials_v_last,
+    unsigned int* counters,
     long long A,
     long long B,
     long long C) {
-  for (long long row_base = (long long)blockIdx.x * 8; row_base < A * B; row_base += (long long)gridDim.x * 8) {
-    const long long row = row_base + (long long)threadIdx.y;
-    const bool active = row_base + (long long)threadIdx.y < A * B;
+  __shared__ fz_welford<float> smem_v_last[8];
+  for (long long row_base = (long long)blockIdx.x; row_base < A * B; row_base += (long long)gridDim.x) {
+    const long long row = row_base;
+    const bool active = true;
     fz_welford<float> acc_v_last = fz_welford_init<float>();
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < C; k += 16) {
+      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < C; k += (long long)gridDim.y * 256) {
         const float x_v = __half2float(x[k + C * row]);
         acc_v_last = fz_welford_push(acc_v_last, x_v);
       }
     }
-    acc_v_last = fz_row_reduce<16>(acc_v_last, fz_welford_op(), 0);
+    acc_v_last = fz_row_reduce<256>(acc_v_last, fz_welford_op(), smem_v_last);
+    if (1 < (long long)gridDim.y) {
+      if (active && ((long long)threadIdx.x == 0)) {
+        partials_v_last[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_v_last;
+      }
+      const bool last = fz_last_block(counters, row_base, (long long)gridDim.y);
+      if (!last) continue;
+      acc_v_last = fz_welford_init<float>();
+      if (active) {
+        for (int g = (long long)threadIdx.x; g < (long long)gridDim.y; g += 256) {
+          acc_v_last = fz_welford_combine(acc_v_last, fz_load_cg(partials_v_last, g + (long long)gridDim.y * row));
+        }
+      }
+      acc_v_last = fz_row_reduce<256>(acc_v_last, fz_welford_op(), smem_v_last);
+    }
     const float v_last_v = fz_welford_var(acc_v_last, 0.0f);
     if (active && ((long long)threadIdx.x == 0)) {
       v_last[row] = __float2half_rn(v_last_v);

@@ -1,16 +1,20 @@
 // fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k0_i64 (reduction)
 // computes: si = sum(i); pi = prod(i); mi = min(i)
-// reduces [N, M] over rows of M (N rows), contiguous rows, 128 threads per row, 1 row per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(128) reduce_int_bool_k0_i64(
+// reduces [N, M] over rows of M (N rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_i64(
     const int* __restrict__ i,
     long long* __restrict__ si,
     long long* __restrict__ pi,
     int* __restrict__ mi,
+    long long* partials_si,
+    long long* partials_pi,
+    int* partials_mi,
+    unsigned int* counters,
     long long M,
     long long N) {
-  __shared__ long long smem_si[4];
-  __shared__ long long smem_pi[4];
-  __shared__ int smem_mi[4];
+  __shared__ long long smem_si[8];
+  __shared__ long long smem_pi[8];
+  __shared__ int smem_mi[8];
   for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
     const long long row = row_base;
     const bool active = true;
@@ -18,16 +22,38 @@ extern "C" __global__ void __launch_bounds__(128) reduce_int_bool_k0_i64(
     long long acc_pi = 1LL;
     int acc_mi = 2147483647;
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < M; k += 128) {
+      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < M; k += (long long)gridDim.y * 256) {
         const int i_v = i[k + M * row];
         acc_si = (acc_si + (long long)i_v);
         acc_pi = (acc_pi * (long long)i_v);
         acc_mi = fz_minimum(acc_mi, i_v);
       }
     }
-    acc_si = fz_row_reduce<128>(acc_si, fz_sum_op(), smem_si);
-    acc_pi = fz_row_reduce<128>(acc_pi, fz_prod_op(), smem_pi);
-    acc_mi = fz_row_reduce<128>(acc_mi, fz_min_op(), smem_mi);
+    acc_si = fz_row_reduce<256>(acc_si, fz_sum_op(), smem_si);
+    acc_pi = fz_row_reduce<256>(acc_pi, fz_prod_op(), smem_pi);
+    acc_mi = fz_row_reduce<256>(acc_mi, fz_min_op(), smem_mi);
+    if (1 < (long long)gridDim.y) {
+      if (active && ((long long)threadIdx.x == 0)) {
+        partials_si[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_si;
+        partials_pi[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_pi;
+        partials_mi[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_mi;
+      }
+      const bool last = fz_last_block(counters, row_base, (long long)gridDim.y);
+      if (!last) continue;
+      acc_si = 0LL;
+      acc_pi = 1LL;
+      acc_mi = 2147483647;
+      if (active) {
+        for (int g = (long long)threadIdx.x; g < (long long)gridDim.y; g += 256) {
+          acc_si = (acc_si + fz_load_cg(partials_si, g + (long long)gridDim.y * row));
+          acc_pi = (acc_pi * fz_load_cg(partials_pi, g + (long long)gridDim.y * row));
+          acc_mi = fz_minimum(acc_mi, fz_load_cg(partials_mi, g + (long long)gridDim.y * row));
+        }
+      }
+      acc_si = fz_row_reduce<256>(acc_si, fz_sum_op(), smem_si);
+      acc_pi = fz_row_reduce<256>(acc_pi, fz_prod_op(), smem_pi);
+      acc_mi = fz_row_reduce<256>(acc_mi, fz_min_op(), smem_mi);
+    }
     const long long si_v = acc_si;
     const long long pi_v = acc_pi;
     const int mi_v = acc_mi;

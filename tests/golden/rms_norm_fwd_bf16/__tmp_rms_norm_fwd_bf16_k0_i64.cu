@@ -1,31 +1,31 @@
 // fuserc: graph 'rms_norm_fwd_bf16', kernel rms_norm_fwd_bf16_k0_i64 (normalization)
 // computes: xf = cast(x); sq = mul(xf, xf); ms = mean(sq); mse = add(ms, 1e-06); r = rsqrt(mse); xn = mul(xf, r); xnb = cast(xn); y = mul(xnb, w)
-// reduces [N, H] over rows of H (N rows), contiguous rows, 64 threads per row, 2 rows per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_i64(
+// reduces [N, H] over rows of H (N rows), contiguous rows, 1024 threads per row, 1 row per block, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_i64(
     const __nv_bfloat16* __restrict__ x,
     const __nv_bfloat16* __restrict__ w,
     __nv_bfloat16* __restrict__ y,
     long long H,
     long long N) {
-  __shared__ float smem_ms[4];
-  for (long long row_base = (long long)blockIdx.x * 2; row_base < N; row_base += (long long)gridDim.x * 2) {
-    const long long row = row_base + (long long)threadIdx.y;
-    const bool active = row_base + (long long)threadIdx.y < N;
+  __shared__ float smem_ms[32];
+  for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
+    const long long row = row_base;
+    const bool active = true;
     float acc_ms = 0.0f;
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < H; k += 64) {
+      for (long long k = (long long)threadIdx.x; k < H; k += 1024) {
         const float x_v = __bfloat162float(x[k + H * row]);
         const float xf = x_v;
         const float sq = (xf * xf);
         acc_ms = (acc_ms + sq);
       }
     }
-    acc_ms = fz_row_reduce<64>(acc_ms, fz_sum_op(), smem_ms);
+    acc_ms = fz_row_reduce<1024>(acc_ms, fz_sum_op(), smem_ms);
     const float ms = (acc_ms / (float)H);
     if (active) {
       const float mse = (ms + 1e-06f);
       const float r = rsqrtf(mse);
-      for (long long k = (long long)threadIdx.x; k < H; k += 64) {
+      for (long long k = (long long)threadIdx.x; k < H; k += 1024) {
         const float x_v2 = __bfloat162float(x[k + H * row]);
         const float xf_v = x_v2;
         const float xn = (xf_v * r);

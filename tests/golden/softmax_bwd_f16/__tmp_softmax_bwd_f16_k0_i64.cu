@@ -1,29 +1,29 @@
 // fuserc: graph 'softmax_bwd_f16', kernel softmax_bwd_f16_k0_i64 (normalization)
 // computes: ydy = mul(y, dy); s = sum(ydy); d = sub(dy, s); dxf = mul(y, d); dx = cast(dxf)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 64 threads per row, 2 rows per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_i64(
+// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(1024) softmax_bwd_f16_k0_i64(
     const __half* __restrict__ y,
     const __half* __restrict__ dy,
     __half* __restrict__ dx,
     long long C,
     long long N) {
-  __shared__ float smem_s[4];
-  for (long long row_base = (long long)blockIdx.x * 2; row_base < N; row_base += (long long)gridDim.x * 2) {
-    const long long row = row_base + (long long)threadIdx.y;
-    const bool active = row_base + (long long)threadIdx.y < N;
+  __shared__ float smem_s[32];
+  for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
+    const long long row = row_base;
+    const bool active = true;
     float acc_s = 0.0f;
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < C; k += 64) {
+      for (long long k = (long long)threadIdx.x; k < C; k += 1024) {
         const float y_v = __half2float(y[k + C * row]);
         const float dy_v = __half2float(dy[k + C * row]);
         const float ydy = (y_v * dy_v);
         acc_s = (acc_s + ydy);
       }
     }
-    acc_s = fz_row_reduce<64>(acc_s, fz_sum_op(), smem_s);
+    acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
     const float s = acc_s;
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < C; k += 64) {
+      for (long long k = (long long)threadIdx.x; k < C; k += 1024) {
         const float y_v2 = __half2float(y[k + C * row]);
         const float dy_v2 = __half2float(dy[k + C * row]);
         const float d = (dy_v2 - s);

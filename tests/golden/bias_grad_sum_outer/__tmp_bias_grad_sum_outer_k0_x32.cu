@@ -1,7 +1,7 @@
-// fuserc: graph 'bias_grad_sum_outer', kernel bias_grad_sum_outer_k0_i32 (reduction)
+// fuserc: graph 'bias_grad_sum_outer', kernel bias_grad_sum_outer_k0_x32 (reduction)
 // computes: db = sum(dy)
 // reduces [N, 384] over rows of N (384 rows), strided rows, 8 threads across rows, 32 columns per block, rows split across blocks, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_i32(
+extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_x32(
     const float* __restrict__ dy,
     float* __restrict__ db,
     float* partials_db,
@@ -18,16 +18,19 @@ extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_i32(
     }
   }
   acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);
-  if (active && ((int)threadIdx.y == 0)) {
-    partials_db[(int)blockIdx.y + (int)gridDim.y * row] = acc_db;
-  }
-  const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
-  if (!last) return;
-  if (active && ((int)threadIdx.y == 0)) {
-    acc_db = fz_load_cg(partials_db, (int)gridDim.y * row);
-    for (int g = 1; g < (int)gridDim.y; ++g) {
-      acc_db = (acc_db + fz_load_cg(partials_db, g + (int)gridDim.y * row));
+  if (1 < (int)gridDim.y) {
+    if (active && ((int)threadIdx.y == 0)) {
+      partials_db[(int)blockIdx.y + (int)gridDim.y * row] = acc_db;
     }
+    const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
+    if (!last) return;
+    acc_db = 0.0f;
+    if (active) {
+      for (int g = (int)threadIdx.y; g < (int)gridDim.y; g += 8) {
+        acc_db = (acc_db + fz_load_cg(partials_db, g + (int)gridDim.y * row));
+      }
+    }
+    acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);
   }
   const float db_v = acc_db;
   if (active && ((int)threadIdx.y == 0)) {

@@ -1,7 +1,7 @@
-// fuserc: graph 'rms_norm_fwd_bf16', kernel rms_norm_fwd_bf16_k0_long (normalization)
+// fuserc: graph 'rms_norm_fwd_bf16', kernel rms_norm_fwd_bf16_k0_multi (normalization)
 // computes: xf = cast(x); sq = mul(xf, xf); ms = mean(sq); mse = add(ms, 1e-06); r = rsqrt(mse); xn = mul(xf, r); xnb = cast(xn); y = mul(xnb, w)
 // reduces [N, H] over rows of H (N rows), contiguous rows, 1024 threads per row, 1 row per block, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_long(
+extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_multi(
     const __nv_bfloat16* __restrict__ x,
     const __nv_bfloat16* __restrict__ w,
     __nv_bfloat16* __restrict__ y,

@@ -1,7 +1,7 @@
-// fuserc: graph 'batchnorm_stats', kernel batchnorm_stats_k0_i32 (reduction)
+// fuserc: graph 'batchnorm_stats', kernel batchnorm_stats_k0_x32 (reduction)
 // computes: var, mean = var_mean(x)
 // reduces [N, 64] over rows of N (64 rows), strided rows, 8 threads across rows, 32 columns per block, rows split across blocks, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(256) batchnorm_stats_k0_i32(
+extern "C" __global__ void __launch_bounds__(256) batchnorm_stats_k0_x32(
     const float* __restrict__ x,
     float* __restrict__ var,
     float* __restrict__ mean,
@@ -19,16 +19,19 @@ extern "C" __global__ void __launch_bounds__(256) batchnorm_stats_k0_i32(
     }
   }
   acc_var = fz_column_reduce<32, 8>(acc_var, fz_welford_op(), smem_var);
-  if (active && ((int)threadIdx.y == 0)) {
-    partials_var[(int)blockIdx.y + (int)gridDim.y * row] = acc_var;
-  }
-  const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
-  if (!last) return;
-  if (active && ((int)threadIdx.y == 0)) {
-    acc_var = fz_load_cg(partials_var, (int)gridDim.y * row);
-    for (int g = 1; g < (int)gridDim.y; ++g) {
-      acc_var = fz_welford_combine(acc_var, fz_load_cg(partials_var, g + (int)gridDim.y * row));
+  if (1 < (int)gridDim.y) {
+    if (active && ((int)threadIdx.y == 0)) {
+      partials_var[(int)blockIdx.y + (int)gridDim.y * row] = acc_var;
     }
+    const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
+    if (!last) return;
+    acc_var = fz_welford_init<float>();
+    if (active) {
+      for (int g = (int)threadIdx.y; g < (int)gridDim.y; g += 8) {
+        acc_var = fz_welford_combine(acc_var, fz_load_cg(partials_var, g + (int)gridDim.y * row));
+      }
+    }
+    acc_var = fz_column_reduce<32, 8>(acc_var, fz_welford_op(), smem_var);
   }
   const float var_v = fz_welford_var(acc_var, 1.0f);
   const float mean_v = fz_welford_mean(acc_var);

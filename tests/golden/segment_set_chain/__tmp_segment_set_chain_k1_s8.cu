@@ -1,11 +1,11 @@
-// fuserc: graph 'segment_set_chain', kernel segment_set_chain_k1_i32 (reduction)
+// fuserc: graph 'segment_set_chain', kernel segment_set_chain_k1_s8 (reduction)
 // computes: l = log(es); s = sum(l)
-// reduces [N, 32] over rows of 32 (N rows), contiguous rows, 8 threads per row, 16 rows per block, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(128) segment_set_chain_k1_i32(
+// reduces [N, 32] over rows of 32 (N rows), contiguous rows, 8 threads per row, 32 rows per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) segment_set_chain_k1_s8(
     const float* __restrict__ es,
     float* __restrict__ s,
     int N) {
-  for (int row_base = (int)blockIdx.x * 16; row_base < N; row_base += (int)gridDim.x * 16) {
+  for (int row_base = (int)blockIdx.x * 32; row_base < N; row_base += (int)gridDim.x * 32) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
     float acc_s = 0.0f;

@@ -1,0 +1,96 @@
+#include "core/schedule/reduction_buckets.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fuserc {
+namespace {
+
+// Whether some value of `e` lies in (after, upto] (upto 0: unbounded).
+bool reaches(const Expr& e, int64_t after, int64_t upto) {
+  return e.hi() > after && (upto == 0 || e.lo() <= upto);
+}
+
+}  // namespace
+
+int reduction_unroll(size_t nodes) {
+  if (nodes <= 16) return 4;
+  if (nodes <= 40) return 2;
+  return 1;
+}
+
+std::vector<ReductionBucket> inner_reduction_buckets(const Expr& row_length, const Expr& rows,
+                                                     int vector, int unroll, bool can_split) {
+  ReductionBucket s8{"s8", true, 8, 32, vector, 1, 0, false, int64_t{8} * vector};
+  ReductionBucket s32{"s32", true, 32, 8, vector, unroll, 0, false, int64_t{512} * vector};
+  ReductionBucket s256{"s256", true, 256, 1, vector, unroll, 0, can_split, 0};
+  // One row (a whole-tensor reduction) is small when short: the splitting bucket takes all.
+  if (rows.is_const(1)) return {s256};
+  std::vector<ReductionBucket> out;
+  if (reaches(row_length, -1, s8.limit)) out.push_back(s8);
+  if (reaches(row_length, s8.limit, s32.limit)) out.push_back(s32);
+  if (reaches(row_length, s32.limit, 0)) out.push_back(s256);
+  if (out.empty()) out.push_back(s256);
+  out.back().limit = 0;
+  return out;
+}
+
+std::vector<ReductionBucket> outer_reduction_buckets(const Expr& columns, int vector,
+                                                     int unroll) {
+  std::vector<ReductionBucket> out;
+  int64_t after = -1;
+  for (int bx : {4, 8, 16, 32}) {
+    int64_t limit = bx == 32 ? 0 : int64_t{bx} * vector;
+    if (reaches(columns, after, limit))
+      out.push_back(
+          {"x" + std::to_string(bx), false, bx, 256 / bx, vector, unroll, 0, true, limit});
+    after = limit;
+  }
+  if (out.empty()) out.push_back({"x32", false, 32, 8, vector, unroll, 0, true, 0});
+  out.back().limit = 0;
+  return out;
+}
+
+std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int vector,
+                                                   double words, int unroll, bool compact) {
+  struct Rung {
+    const char* name;
+    int threads, rows, budget;
+  };
+  // Register words per thread for cached elements: the rest of 64K registers per SM at full
+  // occupancy goes to indices, accumulators and the element computation.
+  static const Rung kLadder[] = {
+      {"t8", 8, 16, 64}, {"t32", 32, 4, 64}, {"t128", 128, 1, 64}, {"t512", 512, 1, 64},
+      {"t1024", 1024, 1, 32}};
+  std::vector<ReductionBucket> out;
+  int64_t covered = 0;  // rows up to this length have a bucket
+  for (const Rung& r : kLadder) {
+    int p = 8;
+    if (words > 0) p = std::min(8, static_cast<int>(std::floor(r.budget / (vector * words))));
+    // At most 32 elements per thread per array: the caches hold compute-type scalars (a bf16
+    // element takes a whole f32 register), and 64 of them spill (log-softmax of bf16, t128).
+    p = std::min(p, std::max(1, 32 / vector));
+    if (compact) p = std::min(p, 2);
+    if (p < 1) continue;
+    ReductionBucket b{r.name, true, r.threads, r.rows, vector, 1, p, false, 0};
+    int64_t cap = b.capacity();
+    if (cap <= covered) continue;
+    if (reaches(row_length, covered, cap)) {
+      // Keep only the vectors the longest row of the bucket needs.
+      int64_t longest = std::min(row_length.hi(), cap);
+      int64_t per_thread = int64_t{r.threads} * vector;
+      b.persistent = static_cast<int>(std::min<int64_t>(p, (longest + per_thread - 1) / per_thread));
+      b.persistent = std::max(b.persistent, 1);
+      b.limit = cap;
+      out.push_back(b);
+    }
+    covered = cap;
+    if (row_length.hi() <= covered) break;
+  }
+  if (out.empty() || row_length.hi() > covered)
+    out.push_back({"multi", true, 1024, 1, vector, unroll, 0, false, 0});
+  out.back().limit = 0;
+  return out;
+}
+
+}  // namespace fuserc

@@ -1,0 +1,64 @@
+// Owns which compiled variants ("buckets") a reduction or normalization kernel gets, and the
+// fixed shape of each. A bucket fixes what changes the code (threads per row, rows per block,
+// the vector width, the unroll, how many vectors a thread keeps in registers); everything that
+// depends on the bound sizes or the device (grid, split factor) is a launch formula
+// (launch_formulas.h). Buckets follow the symbols' declared ranges, never the hints: a row
+// length that is a constant gets one bucket, a symbol in [1, 65536] every bucket its range
+// reaches. The launch picks the first bucket whose limit holds (the last has none).
+//   Inner (contiguous rows) streaming reductions:
+//     s8    L <= 8 V       8 threads per row, 32 rows per block, one vector per thread
+//     s32   L <= 512 V     a warp per row, 8 rows per block, U vectors in flight
+//     s256  otherwise      256 threads per row, U vectors in flight, rows split across blocks
+//                          when rows are few (the grid split, chosen at bind time)
+//   Outer (strided rows) reductions: Bx threads across columns (V columns each, one 16-byte
+//     access), 256 / Bx threads across the reduced rows, a bucket per Bx in {4, 8, 16, 32}
+//     that the column count reaches; every bucket may split the reduced rows.
+//   Normalizations (the row kept in registers): T threads per row in {8, 32, 128, 512, 1024},
+//     each keeping P <= 8 vectors per cached array (P from a register budget of 64 words per
+//     thread, 32 at 1024 threads; at most 32 elements per thread per array), then a multi-pass
+//     bucket that re-reads rows (1024 threads).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/expr/expr.h"
+
+namespace fuserc {
+
+struct ReductionBucket {
+  std::string name;      // "s8", "s32", "s256", "x16" (outer, Bx 16), "t32", "multi"
+  bool inner = true;     // rows contiguous (else strided: the outer layout)
+  int threads = 128;     // inner: threads per row (T); outer: threads across columns (Bx)
+  int rows = 1;          // inner: rows per block (R); outer: threads across reduced rows (By)
+  int vector = 1;        // elements per access (V): 16 bytes of the widest row-walking dtype
+  int unroll = 1;        // streaming passes: vectors a thread loads before using them (U)
+  int persistent = 0;    // vectors per thread kept in registers per cached array (P); 0: none
+  bool split = false;    // rows may be split across blocks (a grid reduction)
+  int64_t limit = 0;     // inner: the longest row it takes; outer: the most columns; 0: any
+
+  int block_threads() const { return threads * rows; }
+  // Elements of a row a persistent bucket holds.
+  int64_t capacity() const { return int64_t{threads} * persistent * vector; }
+};
+
+// Streaming reductions over contiguous rows of length L (rows kept extent `rows`).
+std::vector<ReductionBucket> inner_reduction_buckets(const Expr& row_length, const Expr& rows,
+                                                     int vector, int unroll, bool can_split);
+
+// Reductions over strided rows: `columns` kept elements (contiguous), reduced rows split.
+std::vector<ReductionBucket> outer_reduction_buckets(const Expr& columns, int vector, int unroll);
+
+// Normalizations: persistent buckets for the rows `row_length` reaches, given the register
+// words one element of the cached arrays needs (`words`, summed over arrays live together),
+// then the multi-pass bucket when rows may be longer than the last holds. `compact` (a large
+// element computation) caps what is unrolled.
+std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int vector,
+                                                   double words, int unroll, bool compact);
+
+// The unroll (vectors in flight per thread) for an element computation of `nodes` nodes: 4,
+// fewer as the computation grows (its code is repeated per vector and lane).
+int reduction_unroll(size_t nodes);
+
+}  // namespace fuserc

@@ -1,0 +1,67 @@
+// fuserc: graph 'reduce_all', kernel reduce_all_k0_s256 (reduction)
+// computes: s = sum(x); m = amax(x); ax = abs(x); l1 = mean(ax)
+// reduces [N, M] over rows of M * N (1 row), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_s256(
+    const float* __restrict__ x,
+    float* __restrict__ s,
+    float* __restrict__ m,
+    float* __restrict__ l1,
+    float* partials_s,
+    float* partials_m,
+    float* partials_l1,
+    unsigned int* counters,
+    int M,
+    int N) {
+  __shared__ float smem_s[8];
+  __shared__ float smem_m[8];
+  __shared__ float smem_l1[8];
+  for (int row_base = 0; row_base < 1; row_base += (int)gridDim.x) {
+    const int row = 0;
+    const bool active = true;
+    float acc_s = 0.0f;
+    float acc_m = (-__int_as_float(0x7f800000));
+    float acc_l1 = 0.0f;
+    if (active) {
+      for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 256) {
+        const float x_v = x[k];
+        const float ax = fz_abs(x_v);
+        acc_s = (acc_s + x_v);
+        acc_m = fz_maximum(acc_m, x_v);
+        acc_l1 = (acc_l1 + ax);
+      }
+    }
+    acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);
+    acc_m = fz_row_reduce<256>(acc_m, fz_max_op(), smem_m);
+    acc_l1 = fz_row_reduce<256>(acc_l1, fz_sum_op(), smem_l1);
+    if (1 < (int)gridDim.y) {
+      if (active && ((int)threadIdx.x == 0)) {
+        partials_s[(int)blockIdx.y] = acc_s;
+        partials_m[(int)blockIdx.y] = acc_m;
+        partials_l1[(int)blockIdx.y] = acc_l1;
+      }
+      const bool last = fz_last_block(counters, row_base, (int)gridDim.y);
+      if (!last) continue;
+      acc_s = 0.0f;
+      acc_m = (-__int_as_float(0x7f800000));
+      acc_l1 = 0.0f;
+      if (active) {
+        for (int g = (int)threadIdx.x; g < (int)gridDim.y; g += 256) {
+          acc_s = (acc_s + fz_load_cg(partials_s, g));
+          acc_m = fz_maximum(acc_m, fz_load_cg(partials_m, g));
+          acc_l1 = (acc_l1 + fz_load_cg(partials_l1, g));
+        }
+      }
+      acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);
+      acc_m = fz_row_reduce<256>(acc_m, fz_max_op(), smem_m);
+      acc_l1 = fz_row_reduce<256>(acc_l1, fz_sum_op(), smem_l1);
+    }
+    const float s_v = acc_s;
+    const float m_v = acc_m;
+    const float l1_v = (acc_l1 / (float)(M * N));
+    if (active && ((int)threadIdx.x == 0)) {
+      s[row] = s_v;
+      m[row] = m_v;
+      l1[row] = l1_v;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// fuserc: graph 'reduce_dims', kernel reduce_dims_k0_x16 (reduction)
+// computes: s_mid = sum(x)
+// reduces [A, B, C] over rows of B (A * C rows), strided rows, 16 threads across rows, 16 columns per block, rows split across blocks, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_dims_k0_x16(
+    const __half* __restrict__ x,
+    __half* __restrict__ s_mid,
+    float* partials_s_mid,
+    unsigned int* counters,
+    int A,
+    int B,
+    int C) {
+  __shared__ float smem_s_mid[256];
+  const int row = (int)blockIdx.x * 16 + (int)threadIdx.x;
+  const bool active = (int)blockIdx.x * 16 + (int)threadIdx.x < A * C;
+  float acc_s_mid = 0.0f;
+  if (active) {
+    for (int k = (int)blockIdx.y * 16 + (int)threadIdx.y; k < B; k += (int)gridDim.y * 16) {
+      const float x_v = __half2float(x[row % C + C * k + B * C * (row / C)]);
+      acc_s_mid = (acc_s_mid + x_v);
+    }
+  }
+  acc_s_mid = fz_column_reduce<16, 16>(acc_s_mid, fz_sum_op(), smem_s_mid);
+  if (1 < (int)gridDim.y) {
+    if (active && ((int)threadIdx.y == 0)) {
+      partials_s_mid[(int)blockIdx.y + (int)gridDim.y * row] = acc_s_mid;
+    }
+    const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
+    if (!last) return;
+    acc_s_mid = 0.0f;
+    if (active) {
+      for (int g = (int)threadIdx.y; g < (int)gridDim.y; g += 16) {
+        acc_s_mid = (acc_s_mid + fz_load_cg(partials_s_mid, g + (int)gridDim.y * row));
+      }
+    }
+    acc_s_mid = fz_column_reduce<16, 16>(acc_s_mid, fz_sum_op(), smem_s_mid);
+  }
+  const float s_mid_v = acc_s_mid;
+  if (active && ((int)threadIdx.y == 0)) {
+    s_mid[row] = __float2half_rn(s_mid_v);
+  }
+}

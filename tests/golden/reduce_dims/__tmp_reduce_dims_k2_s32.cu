@@ -1,0 +1,26 @@
+// fuserc: graph 'reduce_dims', kernel reduce_dims_k2_s32 (reduction)
+// computes: v_last = var(x)
+// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 32 threads per row, 8 rows per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s32(
+    const __half* __restrict__ x,
+    __half* __restrict__ v_last,
+    int A,
+    int B,
+    int C) {
+  for (int row_base = (int)blockIdx.x * 8; row_base < A * B; row_base += (int)gridDim.x * 8) {
+    const int row = row_base + (int)threadIdx.y;
+    const bool active = row_base + (int)threadIdx.y < A * B;
+    fz_welford<float> acc_v_last = fz_welford_init<float>();
+    if (active) {
+      for (int k = (int)threadIdx.x; k < C; k += 32) {
+        const float x_v = __half2float(x[k + C * row]);
+        acc_v_last = fz_welford_push(acc_v_last, x_v);
+      }
+    }
+    acc_v_last = fz_row_reduce<32>(acc_v_last, fz_welford_op(), 0);
+    const float v_last_v = fz_welford_var(acc_v_last, 0.0f);
+    if (active && ((int)threadIdx.x == 0)) {
+      v_last[row] = __float2half_rn(v_last_v);
+    }
+  }
+}

@@ -1,0 +1,66 @@
+// fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k0_s256 (reduction)
+// computes: si = sum(i); pi = prod(i); mi = min(i)
+// reduces [N, M] over rows of M (N rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_s256(
+    const int* __restrict__ i,
+    long long* __restrict__ si,
+    long long* __restrict__ pi,
+    int* __restrict__ mi,
+    long long* partials_si,
+    long long* partials_pi,
+    int* partials_mi,
+    unsigned int* counters,
+    int M,
+    int N) {
+  __shared__ long long smem_si[8];
+  __shared__ long long smem_pi[8];
+  __shared__ int smem_mi[8];
+  for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
+    const int row = row_base;
+    const bool active = true;
+    long long acc_si = 0LL;
+    long long acc_pi = 1LL;
+    int acc_mi = 2147483647;
+    if (active) {
+      for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < M; k += (int)gridDim.y * 256) {
+        const int i_v = i[k + M * row];
+        acc_si = (acc_si + (long long)i_v);
+        acc_pi = (acc_pi * (long long)i_v);
+        acc_mi = fz_minimum(acc_mi, i_v);
+      }
+    }
+    acc_si = fz_row_reduce<256>(acc_si, fz_sum_op(), smem_si);
+    acc_pi = fz_row_reduce<256>(acc_pi, fz_prod_op(), smem_pi);
+    acc_mi = fz_row_reduce<256>(acc_mi, fz_min_op(), smem_mi);
+    if (1 < (int)gridDim.y) {
+      if (active && ((int)threadIdx.x == 0)) {
+        partials_si[(int)blockIdx.y + (int)gridDim.y * row] = acc_si;
+        partials_pi[(int)blockIdx.y + (int)gridDim.y * row] = acc_pi;
+        partials_mi[(int)blockIdx.y + (int)gridDim.y * row] = acc_mi;
+      }
+      const bool last = fz_last_block(counters, row_base, (int)gridDim.y);
+      if (!last) continue;
+      acc_si = 0LL;
+      acc_pi = 1LL;
+      acc_mi = 2147483647;
+      if (active) {
+        for (int g = (int)threadIdx.x; g < (int)gridDim.y; g += 256) {
+          acc_si = (acc_si + fz_load_cg(partials_si, g + (int)gridDim.y * row));
+          acc_pi = (acc_pi * fz_load_cg(partials_pi, g + (int)gridDim.y * row));
+          acc_mi = fz_minimum(acc_mi, fz_load_cg(partials_mi, g + (int)gridDim.y * row));
+        }
+      }
+      acc_si = fz_row_reduce<256>(acc_si, fz_sum_op(), smem_si);
+      acc_pi = fz_row_reduce<256>(acc_pi, fz_prod_op(), smem_pi);
+      acc_mi = fz_row_reduce<256>(acc_mi, fz_min_op(), smem_mi);
+    }
+    const long long si_v = acc_si;
+    const long long pi_v = acc_pi;
+    const int mi_v = acc_mi;
+    if (active && ((int)threadIdx.x == 0)) {
+      si[row] = si_v;
+      pi[row] = pi_v;
+      mi[row] = mi_v;
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k0_s32 (reduction)
+// computes: si = sum(i); pi = prod(i); mi = min(i)
+// reduces [N, M] over rows of M (N rows), contiguous rows, 32 threads per row, 8 rows per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_s32(
+    const int* __restrict__ i,
+    long long* __restrict__ si,
+    long long* __restrict__ pi,
+    int* __restrict__ mi,
+    int M,
+    int N) {
+  for (int row_base = (int)blockIdx.x * 8; row_base < N; row_base += (int)gridDim.x * 8) {
+    const int row = row_base + (int)threadIdx.y;
+    const bool active = row_base + (int)threadIdx.y < N;
+    long long acc_si = 0LL;
+    long long acc_pi = 1LL;
+    int acc_mi = 2147483647;
+    if (active) {
+      for (int k = (int)threadIdx.x; k < M; k += 32) {
+        const int i_v = i[k + M * row];
+        acc_si = (acc_si + (long long)i_v);
+        acc_pi = (acc_pi * (long long)i_v);
+        acc_mi = fz_minimum(acc_mi, i_v);
+      }
+    }
+    acc_si = fz_row_reduce<32>(acc_si, fz_sum_op(), 0);
+    acc_pi = fz_row_reduce<32>(acc_pi, fz_prod_op(), 0);
+    acc_mi = fz_row_reduce<32>(acc_mi, fz_min_op(), 0);
+    const long long si_v = acc_si;
+    const long long pi_v = acc_pi;
+    const int mi_v = acc_mi;
+    if (active && ((int)threadIdx.x == 0)) {
+      si[row] = si_v;
+      pi[row] = pi_v;
+      mi[row] = mi_v;
+    }
+  }
+}

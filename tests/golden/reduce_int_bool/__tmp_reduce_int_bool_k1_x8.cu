@@ -1,0 +1,52 @@
+// fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k1_x8 (reduction)
+// computes: count = sum(b); any = max(b)
+// reduces [N, M] over rows of N (M rows), strided rows, 32 threads across rows, 8 columns per block, rows split across blocks, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k1_x8(
+    const bool* __restrict__ b,
+    long long* __restrict__ count,
+    bool* __restrict__ any,
+    long long* partials_count,
+    bool* partials_any,
+    unsigned int* counters,
+    int M,
+    int N) {
+  __shared__ long long smem_count[256];
+  __shared__ bool smem_any[256];
+  const int row = (int)blockIdx.x * 8 + (int)threadIdx.x;
+  const bool active = (int)blockIdx.x * 8 + (int)threadIdx.x < M;
+  long long acc_count = 0LL;
+  bool acc_any = false;
+  if (active) {
+    for (int k = (int)blockIdx.y * 32 + (int)threadIdx.y; k < N; k += (int)gridDim.y * 32) {
+      const bool b_v = b[row + M * k];
+      acc_count = (acc_count + (long long)b_v);
+      acc_any = fz_maximum(acc_any, b_v);
+    }
+  }
+  acc_count = fz_column_reduce<8, 32>(acc_count, fz_sum_op(), smem_count);
+  acc_any = fz_column_reduce<8, 32>(acc_any, fz_max_op(), smem_any);
+  if (1 < (int)gridDim.y) {
+    if (active && ((int)threadIdx.y == 0)) {
+      partials_count[(int)blockIdx.y + (int)gridDim.y * row] = acc_count;
+      partials_any[(int)blockIdx.y + (int)gridDim.y * row] = acc_any;
+    }
+    const bool last = fz_last_block(counters, (int)blockIdx.x, (int)gridDim.y);
+    if (!last) return;
+    acc_count = 0LL;
+    acc_any = false;
+    if (active) {
+      for (int g = (int)threadIdx.y; g < (int)gridDim.y; g += 32) {
+        acc_count = (acc_count + fz_load_cg(partials_count, g + (int)gridDim.y * row));
+        acc_any = fz_maximum(acc_any, fz_load_cg(partials_any, g + (int)gridDim.y * row));
+      }
+    }
+    acc_count = fz_column_reduce<8, 32>(acc_count, fz_sum_op(), smem_count);
+    acc_any = fz_column_reduce<8, 32>(acc_any, fz_max_op(), smem_any);
+  }
+  const long long count_v = acc_count;
+  const bool any_v = acc_any;
+  if (active && ((int)threadIdx.y == 0)) {
+    count[row] = count_v;
+    any[row] = any_v;
+  }
+}
