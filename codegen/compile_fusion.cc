@@ -15,8 +15,7 @@ namespace fuserc {
 namespace {
 
 std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& s,
-                                                const std::string& name,
-                                                const HeuristicHints& hints) {
+                                                const std::string& name) {
   switch (s.scheduler) {
     case SchedulerKind::Pointwise: {
       PointwiseScheduler scheduler;
@@ -61,7 +60,7 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       std::string name = f.name + "_k" + std::to_string(i);
       LaunchStep step;
       step.segment = static_cast<int>(i);
-      for (auto& lk : lower_segment(f, s, name, hints)) {
+      for (auto& lk : lower_segment(f, s, name)) {
         step.kernels.push_back(static_cast<int>(out.kernels.size()));
         step.conditions.push_back(lk.selected_when);
         step.reasons.push_back(lk.reason);

@@ -47,10 +47,19 @@ int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind
     bool welford = op.kind == OpKind::Var || op.kind == OpKind::VarMean;
     regs += (welford ? 3 : 1) * (is_float(t) ? words(t) : 2);
   }
-  ReductionParams p = reduction_heuristics(a, kind, hints);
-  if (kind == SchedulerKind::Normalization && p.elements_per_thread > 0)
+  if (kind != SchedulerKind::Normalization) return regs;
+  // The variant a launch at the hints picks (the first whose row limit holds): its cached
+  // elements per thread stay in registers.
+  const int64_t row = hints.value_of(a.row_length);
+  int cached = 0;
+  for (const ReductionParams& p : reduction_variants(a, kind, 4, 1.0, false))
+    if (p.limit == 0 || row <= p.limit) {
+      cached = p.elements_per_thread;
+      break;
+    }
+  if (cached > 0)
     for (ValueId v : group.inputs)
-      if (!f.value(v).scalar_input) regs += p.elements_per_thread * words(f.value(v).dtype);
+      if (!f.value(v).scalar_input) regs += cached * words(f.value(v).dtype);
   return regs;
 }
 

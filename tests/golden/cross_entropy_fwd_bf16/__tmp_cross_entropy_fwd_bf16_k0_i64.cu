@@ -1,31 +1,31 @@
 // fuserc: graph 'cross_entropy_fwd_bf16', kernel cross_entropy_fwd_bf16_k0_i64 (reduction)
 // computes: xf = cast(logits); m = amax(xf); xs = sub(xf, m); e = exp(xs); s = sum(e); ls = log(s); lse2 = add(ls, m); t2 = unsqueeze(target); picked = gather(xf, t2); loss2 = sub(lse2, picked); loss = squeeze(loss2); lse = squeeze(lse2)
-// reduces [N, V] over rows of V (N rows), contiguous rows, 1024 threads per row, 1 row per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(1024) cross_entropy_fwd_bf16_k0_i64(
+// reduces [N, V] over rows of V (N rows), contiguous rows, 256 threads per row, 1 row per block, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_i64(
     const __nv_bfloat16* __restrict__ logits,
     const long long* __restrict__ target,
     float* __restrict__ loss,
     float* __restrict__ lse,
     long long N,
     long long V) {
-  __shared__ float smem_m[32];
-  __shared__ float smem_s[32];
+  __shared__ float smem_m[8];
+  __shared__ float smem_s[8];
   for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
     const long long row = row_base;
     const bool active = true;
     float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < V; k += 1024) {
+      for (long long k = (long long)threadIdx.x; k < V; k += 256) {
         const float logits_v = __bfloat162float(logits[k + V * row]);
         const float xf = logits_v;
         acc_m = fz_maximum(acc_m, xf);
       }
     }
-    acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
+    acc_m = fz_row_reduce<256>(acc_m, fz_max_op(), smem_m);
     const float m = acc_m;
     float acc_s = 0.0f;
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < V; k += 1024) {
+      for (long long k = (long long)threadIdx.x; k < V; k += 256) {
         const float logits_v2 = __bfloat162float(logits[k + V * row]);
         const float xf_v = logits_v2;
         const float xs = (xf_v - m);
@@ -33,7 +33,7 @@ extern "C" __global__ void __launch_bounds__(1024) cross_entropy_fwd_bf16_k0_i64
         acc_s = (acc_s + e);
       }
     }
-    acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
+    acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);
     const float s = acc_s;
     if (active && ((long long)threadIdx.x == 0)) {
       const float ls = logf(s);

@@ -1,13 +1,13 @@
 // fuserc: graph 'indexing_dtype_f32', kernel indexing_dtype_f32_k0 (pointwise)
 // computes: sel = index_select(x, rows)
-// domain [M, 12], flat, vector 4, block 32, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(32) indexing_dtype_f32_k0(
+// domain [M, 12], flat, vector 4, block 128, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) indexing_dtype_f32_k0(
     const float* __restrict__ x,
     const int* __restrict__ rows,
     float* __restrict__ sel,
     int M,
     int N) {
-  const int base = (int)blockIdx.x * 128 + (int)threadIdx.x * 4;
+  const int base = (int)blockIdx.x * 512 + (int)threadIdx.x * 4;
   if (M * 12 <= base) return;
   if ((base + 4 <= M * 12) && fz_is_aligned<16>(sel, base)) {
     fz_vec<float, 4> sel_vec;

@@ -1,7 +1,7 @@
 // fuserc: graph 'indexing_dtype_f32', kernel indexing_dtype_f32_k1 (pointwise)
 // computes: gat = gather(x, cols); after = mul(gat, y)
-// domain [N, K], flat, vector 2, block 32, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(32) indexing_dtype_f32_k1(
+// domain [N, K], flat, vector 2, block 128, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) indexing_dtype_f32_k1(
     const float* __restrict__ x,
     const long long* __restrict__ cols,
     const float* __restrict__ y,
@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(32) indexing_dtype_f32_k1(
     float* __restrict__ after,
     int K,
     int N) {
-  const int base = (int)blockIdx.x * 64 + (int)threadIdx.x * 2;
+  const int base = (int)blockIdx.x * 256 + (int)threadIdx.x * 2;
   if (K * N <= base) return;
   if ((base + 2 <= K * N) && fz_is_aligned<16>(cols, base) && fz_is_aligned<8>(y, base) && fz_is_aligned<8>(gat, base) && fz_is_aligned<8>(after, base)) {
     const fz_vec<long long, 2> cols_vec = *reinterpret_cast<const fz_vec<long long, 2>*>(cols + base);

@@ -1,7 +1,7 @@
 // fuserc: graph 'indexing_rope_bf16', kernel indexing_rope_bf16_k0 (pointwise)
 // computes: c = index_select(cos, pos); s = index_select(sin, pos); x1 = slice(x); x2 = slice(x); nx2 = neg(x2); rot = cat(nx2, x1); xc = mul(x, c); rs = mul(rot, s); y = add(xc, rs)
-// domain [B, S, 32], flat, vector 2, block 32, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(32) indexing_rope_bf16_k0(
+// domain [B, S, 32], flat, vector 2, block 128, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(128) indexing_rope_bf16_k0(
     const __nv_bfloat16* __restrict__ x,
     const long long* __restrict__ pos,
     const __nv_bfloat16* __restrict__ cos_v,
@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(32) indexing_rope_bf16_k0(
     int B,
     int P,
     int S) {
-  const int base = (int)blockIdx.x * 64 + (int)threadIdx.x * 2;
+  const int base = (int)blockIdx.x * 256 + (int)threadIdx.x * 2;
   if (B * S * 32 <= base) return;
   if ((base + 2 <= B * S * 32) && fz_is_aligned<4>(x, base) && fz_is_aligned<4>(y, base)) {
     const fz_vec<__nv_bfloat16, 2> x_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 2>*>(x + base);

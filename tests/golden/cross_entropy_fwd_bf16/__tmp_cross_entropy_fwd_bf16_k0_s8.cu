@@ -1,31 +1,29 @@
-// fuserc: graph 'cross_entropy_fwd_bf16', kernel cross_entropy_fwd_bf16_k0_i32 (reduction)
+// fuserc: graph 'cross_entropy_fwd_bf16', kernel cross_entropy_fwd_bf16_k0_s8 (reduction)
 // computes: xf = cast(logits); m = amax(xf); xs = sub(xf, m); e = exp(xs); s = sum(e); ls = log(s); lse2 = add(ls, m); t2 = unsqueeze(target); picked = gather(xf, t2); loss2 = sub(lse2, picked); loss = squeeze(loss2); lse = squeeze(lse2)
-// reduces [N, V] over rows of V (N rows), contiguous rows, 1024 threads per row, 1 row per block, 32-bit indexing
-extern "C" __global__ void __launch_bounds__(1024) cross_entropy_fwd_bf16_k0_i32(
+// reduces [N, V] over rows of V (N rows), contiguous rows, 8 threads per row, 32 rows per block, 32-bit indexing
+extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s8(
     const __nv_bfloat16* __restrict__ logits,
     const long long* __restrict__ target,
     float* __restrict__ loss,
     float* __restrict__ lse,
     int N,
     int V) {
-  __shared__ float smem_m[32];
-  __shared__ float smem_s[32];
-  for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
-    const int row = row_base;
-    const bool active = true;
+  for (int row_base = (int)blockIdx.x * 32; row_base < N; row_base += (int)gridDim.x * 32) {
+    const int row = row_base + (int)threadIdx.y;
+    const bool active = row_base + (int)threadIdx.y < N;
     float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
-      for (int k = (int)threadIdx.x; k < V; k += 1024) {
+      for (int k = (int)threadIdx.x; k < V; k += 8) {
         const float logits_v = __bfloat162float(logits[k + V * row]);
         const float xf = logits_v;
         acc_m = fz_maximum(acc_m, xf);
       }
     }
-    acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
+    acc_m = fz_row_reduce<8>(acc_m, fz_max_op(), 0);
     const float m = acc_m;
     float acc_s = 0.0f;
     if (active) {
-      for (int k = (int)threadIdx.x; k < V; k += 1024) {
+      for (int k = (int)threadIdx.x; k < V; k += 8) {
         const float logits_v2 = __bfloat162float(logits[k + V * row]);
         const float xf_v = logits_v2;
         const float xs = (xf_v - m);
@@ -33,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(1024) cross_entropy_fwd_bf16_k0_i32
         acc_s = (acc_s + e);
       }
     }
-    acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
+    acc_s = fz_row_reduce<8>(acc_s, fz_sum_op(), 0);
     const float s = acc_s;
     if (active && ((int)threadIdx.x == 0)) {
       const float ls = logf(s);
