@@ -115,7 +115,7 @@ TEST_CASE("a plan launched through the driver computes what the interpreter does
   CHECK(plan->input_strides(0) == std::vector<int64_t>{1, 300});  // declared: transposed
   CHECK(plan->input_strides(1) == std::vector<int64_t>{257, 1});  // contiguous
   // The workspace: the intermediate (300 x 257 f32, rounded to 256 B), then the partials of
-  // the grid reduction (ceildiv(77100, 8192) = 10 blocks, 4 B each, rounded).
+  // the grid reduction (at most 18 blocks, 4 B each, rounded up to 256 B).
   CHECK(plan->workspace_bytes() == (300 * 257 * 4 + 255) / 256 * 256 + 256);
   CHECK(plan->launches().counter_bytes() == 256);
 
@@ -126,8 +126,10 @@ TEST_CASE("a plan launched through the driver computes what the interpreter does
   // k0 reads the transposed input: shared-memory tiles of 32 x 32 (ceildiv(257, 32) x ceildiv(300, 32)).
   CHECK(fake.launches[0].kernel == "runtime_mix_k0_tile_i32");
   CHECK(fake.launches[0].dims.grid[0] == 9 * 10);
-  CHECK(fake.launches[2].kernel == "runtime_mix_k2_i32");
-  CHECK(fake.launches[2].dims.grid[1] == 10);
+  CHECK(fake.launches[2].kernel == "runtime_mix_k2_s256");
+  // One row of 77100 split over blocks of 256 threads taking >= 16 elements each:
+  // min(4 x 132 SMs, floor(77100 / 4096)) = 18.
+  CHECK(fake.launches[2].dims.grid[1] == 18);
   check_outputs(download_outputs(*plan, b), run.want);
 
   // Again with fresh inputs (p was updated in place): the counters the kernels left at zero
@@ -191,10 +193,10 @@ TEST_CASE("each kernel runs the cubin for the device, a compatible one, or the P
   };
   std::vector<std::string> sm90 = {"sm_90 cubin of runtime_mix_k0_tile_i32",
                                    "sm_90 cubin of runtime_mix_k1_i32",
-                                   "sm_90 cubin of runtime_mix_k2_i32"};
+                                   "sm_90 cubin of runtime_mix_k2_s256"};
   CHECK(loaded(9, 0) == sm90);
   CHECK(loaded(8, 6)[0] == "sm_80 cubin of runtime_mix_k0_tile_i32");
-  CHECK(loaded(8, 9)[2] == "sm_80 cubin of runtime_mix_k2_i32");
+  CHECK(loaded(8, 9)[2] == "sm_80 cubin of runtime_mix_k2_s256");
   CHECK(loaded(8, 0)[1] == "sm_80 cubin of runtime_mix_k1_i32");
 
   // A newer major version: the PTX, JIT-compiled once per process and architecture.
@@ -413,7 +415,7 @@ TEST_CASE("fuserc bench --gpu times every kernel and the plan through the runtim
   CHECK(j["device"] == "Fake GPU");
   CHECK(j["symbols"]["N"] == 64);
   REQUIRE(j["kernels"].size() == 3);
-  CHECK(j["kernels"][2]["name"] == "runtime_mix_k2_i32");
+  CHECK(j["kernels"][2]["name"] == "runtime_mix_k2_s256");
   CHECK(j["kernels"][0]["grid"] == "2x1x1");  // 32 x 32 tiles of the transposed read
   // Inputs read once (x and p; the scalars are not buffers) and outputs written once (y, s,
   // p_new in place): 4 * (2 * 64 * 32) + 4 * (64 * 32 + 1 + 64 * 32).
@@ -438,7 +440,7 @@ TEST_CASE("a CUDA device running one package after another launches each one's k
   exe.emplace(PackageView::from_bytes(mix_package(), "mix.fpkg"));
   MixRun run = mix_inputs(5, 7, 1);
   run_package(*exe, device, run.inputs, "in");
-  CHECK(fake.launches.back().kernel == "runtime_mix_k2_i32");
+  CHECK(fake.launches.back().kernel == "runtime_mix_k2_s256");
   exe.reset();
   exe.emplace(PackageView::from_bytes(
       compile_with_nvrtc(R"({"fuserc": 1, "name": "other", "inputs": [{"name": "x",
