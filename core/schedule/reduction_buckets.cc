@@ -71,6 +71,10 @@ std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int v
     // element takes a whole f32 register), and 64 of them spill (log-softmax of bf16, t128).
     p = std::min(p, std::max(1, 32 / vector));
     if (compact) p = std::min(p, 2);
+    // Below 512 threads per row, at most 8 elements per thread: more threads per row and more
+    // rows resident per SM (more bytes in flight) rather than long per-thread caches. Measured
+    // on an H100: softmax_bwd f16 at 1024 926 -> 328 us, RMS norm bf16 596 -> 350 us.
+    if (r.threads < 512) p = std::min(p, std::max(1, 8 / vector));
     if (p < 1) continue;
     ReductionBucket b{r.name, true, r.threads, r.rows, vector, 1, p, false, 0};
     int64_t cap = b.capacity();

@@ -99,10 +99,12 @@ TEST_CASE("normalizations fit threads to the bound row, whatever the hint", "[la
   auto l = launches(json, {{"N", 196608}, {"H", 1024}});
   REQUIRE(l.size() == 1);
   INFO(l[0].kernel);
-  CHECK(ends_with(l[0].kernel, "_t32"));  // a warp per row, 4 rows per block
-  CHECK(l[0].grid[0] == 49152);
-  CHECK(l[0].block[0] == 32);
-  CHECK(l[0].block[1] == 4);
+  // 128 threads per row of 1024, 8 elements each (below 512 threads a thread caches at most 8:
+  // more rows resident, more bytes in flight).
+  CHECK(ends_with(l[0].kernel, "_t128"));
+  CHECK(l[0].grid[0] == 196608);
+  CHECK(l[0].block[0] == 128);
+  CHECK(l[0].block[1] == 1);
   // Short rows: 8 threads per row, 16 rows per block; long ones: more threads per row.
   CHECK(ends_with(launches(json, {{"N", 1000}, {"H", 40}})[0].kernel, "_t8"));
   CHECK(launches(json, {{"N", 1000}, {"H", 40}})[0].block[1] == 16);

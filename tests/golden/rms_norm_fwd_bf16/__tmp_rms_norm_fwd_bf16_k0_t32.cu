@@ -1,6 +1,6 @@
 // fuserc: graph 'rms_norm_fwd_bf16', kernel rms_norm_fwd_bf16_k0_t32 (normalization)
 // computes: xf = cast(x); sq = mul(xf, xf); ms = mean(sq); mse = add(ms, 1e-06); r = rsqrt(mse); xn = mul(xf, r); xnb = cast(xn); y = mul(xnb, w)
-// reduces [N, H] over rows of H (N rows), contiguous rows, 32 threads per row, 4 rows per block, row in registers (32 per thread), 32-bit indexing
+// reduces [N, H] over rows of H (N rows), contiguous rows, 32 threads per row, 4 rows per block, row in registers (8 per thread), 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_t32(
     const __nv_bfloat16* __restrict__ x,
     const __nv_bfloat16* __restrict__ w,
@@ -10,12 +10,12 @@ extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_t32(
   for (int row_base = (int)blockIdx.x * 4; row_base < N; row_base += (int)gridDim.x * 4) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
-    float x_r[32];
-    float w_r[32];
+    float x_r[8];
+    float w_r[8];
     float acc_ms = 0.0f;
     if (active) {
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 32 + (int)threadIdx.x;
         if (k < H) {
           const float x_v = __bfloat162float(x[k + H * row]);
@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_t32(
       const float mse = (ms + 1e-06f);
       const float r = rsqrtf(mse);
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 32 + (int)threadIdx.x;
         if (k < H) {
           const float xf_v = x_r[j];

@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_bwd_f16', kernel softmax_bwd_f16_k0_t32 (normalization)
 // computes: ydy = mul(y, dy); s = sum(ydy); d = sub(dy, s); dxf = mul(y, d); dx = cast(dxf)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 32 threads per row, 4 rows per block, row in registers (32 per thread), 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 32 threads per row, 4 rows per block, row in registers (8 per thread), 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_t32(
     const __half* __restrict__ y,
     const __half* __restrict__ dy,
@@ -10,12 +10,12 @@ extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_t32(
   for (int row_base = (int)blockIdx.x * 4; row_base < N; row_base += (int)gridDim.x * 4) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
-    float y_r[32];
-    float dy_r[32];
+    float y_r[8];
+    float dy_r[8];
     float acc_s = 0.0f;
     if (active) {
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 32 + (int)threadIdx.x;
         if (k < C) {
           const float y_v = __half2float(y[k + C * row]);
@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_t32(
     const float s = acc_s;
     if (active) {
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 32 + (int)threadIdx.x;
         if (k < C) {
           const float d = (dy_r[j] - s);

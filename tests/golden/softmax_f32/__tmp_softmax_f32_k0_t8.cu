@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_f32', kernel softmax_f32_k0_t8 (normalization)
 // computes: m = amax(x); xs = sub(x, m); e = exp(xs); s = sum(e); y = div(e, s)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 8 threads per row, 16 rows per block, row in registers (32 per thread), 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 8 threads per row, 16 rows per block, row in registers (8 per thread), 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
     const float* __restrict__ x,
     float* __restrict__ y,
@@ -9,11 +9,11 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
   for (int row_base = (int)blockIdx.x * 16; row_base < N; row_base += (int)gridDim.x * 16) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
-    float x_r[32];
+    float x_r[8];
     float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 8 + (int)threadIdx.x;
         if (k < C) {
           const float x_v = x[k + C * row];
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
     float acc_s = 0.0f;
     if (active) {
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 8 + (int)threadIdx.x;
         if (k < C) {
           const float xs = (x_r[j] - m);
@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
     const float s = acc_s;
     if (active) {
       #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const int k = j * 8 + (int)threadIdx.x;
         if (k < C) {
           const float xs_v = (x_r[j] - m);
