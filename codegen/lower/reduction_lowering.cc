@@ -262,7 +262,7 @@ class ReductionLowering {
                       const std::vector<int>& roots, const PassBody& body, bool store_full) {
     kir::Block scalar = scalar_row_pass(c, row, grid_split, fill_caches, roots, body, store_full);
     if (c.vec == 0) return scalar;
-    kir::Block vector = vector_row_pass(c, row, fill_caches, roots, body, store_full);
+    kir::Block vector = vector_row_pass(c, row, grid_split, fill_caches, roots, body, store_full);
     kir::Block out;
     out.push_back(
         kir::if_then(kir::ref(c.vflag, kir::Type::Bool), std::move(vector), std::move(scalar)));
@@ -276,14 +276,17 @@ class ReductionLowering {
     return *g * c.vec + *lane;
   }
 
-  // The vector path's accesses: cached loads (node -> offset at lane 0) and full outputs
-  // (index -> offset at lane 0) that move 16 bytes or less per vector.
+  // The vector path's accesses: loads along the row (cached ones in a persistent variant;
+  // node -> offset at lane 0) and full outputs (index -> offset at lane 0) that move 16 bytes
+  // or less per vector.
   std::map<int, Expr> vector_loads_at(const Ctx& c, const Expr& row) const {
     Expr g, lane;
     Expr k = vector_k(c, &g, &lane);
     auto m = coord_map(row, k);
     std::map<int, Expr> out;
-    for (const auto& [node, array] : c.caches) {
+    std::vector<int> candidates = row_loads();
+    for (int node : candidates) {
+      if (c.vectors > 0 && !c.caches.count(node)) continue;
       const ENode& n = graph_.node(node);
       if (!n.deps.empty()) continue;  // indirect (index_select, gather): lane by lane
       if (auto at = vector_access(subst(n.offset, m), g, lane, c.vec)) out.emplace(node, *at);
@@ -324,10 +327,11 @@ class ReductionLowering {
     return kir::all_of(std::move(conds));
   }
 
-  // The vector path of a persistent pass: thread t takes groups g = j * T + t (j < vectors) of
-  // V consecutive elements, element k = g * V + lane, kept at j * V + lane in the registers;
-  // cached loads (when filling) and full outputs move whole vectors.
-  kir::Block vector_row_pass(Ctx& c, const Expr& row, bool fill_caches,
+  // The vector path of a pass: thread t takes groups of V consecutive elements, element
+  // k = g * V + lane. Persistent: g = j * T + t (j < vectors), kept at j * V + lane in the
+  // registers, cached loads (when filling) and full outputs moving whole vectors. Streaming:
+  // g = t, t + T, ... (over the row's split blocks too), loads moving whole vectors.
+  kir::Block vector_row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
                              const std::vector<int>& roots, const PassBody& body, bool store_full) {
     const int width = c.vec;
     Expr g, lane;
@@ -336,9 +340,10 @@ class ReductionLowering {
     ElementEmitter em(
         f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of, c.index_type);
     kir::Block pre, lane_body, decls, stores;
-    Expr slot = Expr::index(c.j, Expr(c.vectors)) * width + lane;
+    const bool persistent = c.vectors > 0;
+    Expr slot = persistent ? Expr::index(c.j, Expr(c.vectors)) * width + lane : Expr(0);
     std::map<int, std::string> vector_loads;
-    if (fill_caches)
+    if (fill_caches || !persistent)
       for (const auto& [node, at] : vector_loads_at(c, row)) {
         const ENode& n = graph_.node(node);
         std::string vec = c.names.fresh(f_.value(n.value).name + "_vec");
@@ -384,6 +389,19 @@ class ReductionLowering {
         kir::for_loop(kir::Type::Int32, c.lane, Expr(0), Expr(width), std::move(lane_body), true));
     for (auto& s : stores) inner.push_back(std::move(s));
     Expr tx = Expr::index("threadIdx.x", Expr(p_.threads_per_row));
+    if (!persistent) {
+      Expr begin = tx, step(p_.threads_per_row);
+      if (grid_split) {
+        Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
+        Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
+        begin = by * p_.threads_per_row + tx;
+        step = gy * p_.threads_per_row;
+      }
+      kir::Block out;
+      out.push_back(kir::for_loop(c.index_type, c.vg, begin, floordiv(a_.row_length, Expr(width)),
+                                  std::move(inner), false, step));
+      return out;
+    }
     Expr j = Expr::index(c.j, Expr(c.vectors));
     kir::Block loop;
     loop.push_back(
@@ -596,21 +614,24 @@ class ReductionLowering {
     rb_body.push_back(kir::let(kir::Type::Bool, c.active, condition_value(lt(row_value, rows))));
 
     // Register caches for the persistent variant: every unconditional load along the row.
-    if (elements > 0) {
+    if (elements > 0)
       for (int id : row_loads())
         c.caches[id] = c.names.fresh(f_.value(graph_.node(id).value).name + "_r");
-      // The vector path: 16-byte accesses for rows that allow them (see vector_condition).
-      if (p_.vector > 1 && p_.vectors > 0 && graph_.nodes().size() <= 64) {
-        c.vec = p_.vector;
-        c.vectors = p_.vectors;
-        c.vg = c.names.fresh("g");
-        c.lane = c.names.fresh("lane");
-        c.vflag = c.names.fresh("vec_ok");
-        if (auto cond = vector_condition(c, row))
-          rb_body.push_back(kir::let(kir::Type::Bool, c.vflag, *cond));
-        else
-          c.vec = 0;
-      }
+    // The vector path: 16-byte accesses for rows that allow them (see vector_condition), for
+    // contiguous rows, in 32-bit variants, when the element computation is small.
+    if (p_.inner && !index64 && p_.vector > 1 && (elements == 0 || p_.vectors > 0) &&
+        graph_.nodes().size() <= 64) {
+      c.vec = p_.vector;
+      c.vectors = elements > 0 ? p_.vectors : 0;
+      c.vg = c.names.fresh("g");
+      c.lane = c.names.fresh("lane");
+      c.vflag = c.names.fresh("vec_ok");
+      if (auto cond = vector_condition(c, row))
+        rb_body.push_back(kir::let(kir::Type::Bool, c.vflag, *cond));
+      else
+        c.vec = 0;
+    }
+    if (elements > 0) {
       int slots = c.vec > 0 ? std::max(elements, c.vec * c.vectors) : elements;
       for (const auto& [id, array] : c.caches)
         rb_body.push_back(kir::array(kir::compute_type_of(graph_.node(id).dtype), array, slots));
