@@ -121,7 +121,7 @@ class ReductionLowering {
   ReductionParams p_;  // of the variant being built
 
   // The compiled configuration in words.
-  std::string variant_note(int elements, bool index64) const {
+  std::string variant_note(int elements, bool index64, int vec) const {
     std::string t = std::to_string(p_.threads_per_row), r = std::to_string(p_.rows_per_block);
     std::string s = p_.bucket + ": ";
     if (p_.inner)
@@ -131,6 +131,10 @@ class ReductionLowering {
       s += r + " columns per block, " + t + " threads across the reduced rows";
     if (elements > 0)
       s += ", " + std::to_string(elements) + " elements per thread kept in registers";
+    if (vec > 0)
+      s += ", " + std::to_string(vec) +
+           "-element (16-byte) accesses for rows that are aligned and a multiple of " +
+           std::to_string(vec) + " long";
     if (p_.grid) s += ", rows split across blocks when they are few";
     return s + (index64 ? ", 64-bit indexing" : "");
   }
@@ -343,8 +347,14 @@ class ReductionLowering {
     const bool persistent = c.vectors > 0;
     Expr slot = persistent ? Expr::index(c.j, Expr(c.vectors)) * width + lane : Expr(0);
     std::map<int, std::string> vector_loads;
+    // The loads this pass reads (a streaming pass may need only some of the row's).
+    std::vector<int> used_roots = roots;
+    if (fill_caches)
+      for (const auto& [node, array] : c.caches) used_roots.push_back(node);
+    std::set<int> used = graph_.unconditional_nodes(used_roots);
     if (fill_caches || !persistent)
       for (const auto& [node, at] : vector_loads_at(c, row)) {
+        if (!used.count(node)) continue;
         const ENode& n = graph_.node(node);
         std::string vec = c.names.fresh(f_.value(n.value).name + "_vec");
         pre.push_back(kir::vec_load(vec, c.param_of(n.value), at, n.dtype, width));
@@ -735,7 +745,7 @@ class ReductionLowering {
       add_scratch_param(c.counters, kir::Type::UInt32, row_groups * 4, true, k, ks);
       ks.grid_reduction = true;
     }
-    ks.variant_note = variant_note(elements, index64);
+    ks.variant_note = variant_note(elements, index64, c.vec);
     kir::remove_unused_locals(k.body);
     add_symbol_params(f_, k, ks);
 
@@ -766,6 +776,7 @@ class ReductionLowering {
             (grid ? ", rows split across blocks" : "") +
             (elements > 0 ? ", row in registers (" + std::to_string(elements) + " per thread)"
                           : "") +
+            (c.vec > 0 ? ", vectors of " + std::to_string(c.vec) + " when the row allows" : "") +
             ", " + (index64 ? "64" : "32") + "-bit indexing"};
     // A maximum or minimum over an empty row has no value (the reference refuses it too).
     for (const auto& acc : c.accs) {

@@ -1,6 +1,6 @@
 // fuserc: graph 'cross_entropy_fwd_bf16', kernel cross_entropy_fwd_bf16_k0_s32 (reduction)
 // computes: xf = cast(logits); m = amax(xf); xs = sub(xf, m); e = exp(xs); s = sum(e); ls = log(s); lse2 = add(ls, m); t2 = unsqueeze(target); picked = gather(xf, t2); loss2 = sub(lse2, picked); loss = squeeze(loss2); lse = squeeze(lse2)
-// reduces [N, V] over rows of V (N rows), contiguous rows, 32 threads per row, 8 rows per block, 32-bit indexing
+// reduces [N, V] over rows of V (N rows), contiguous rows, 32 threads per row, 8 rows per block, vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s32(
     const __nv_bfloat16* __restrict__ logits,
     const long long* __restrict__ target,

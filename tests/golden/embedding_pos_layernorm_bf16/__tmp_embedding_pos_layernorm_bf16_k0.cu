@@ -1,6 +1,6 @@
 // fuserc: graph 'embedding_pos_layernorm_bf16', kernel embedding_pos_layernorm_bf16_k0 (normalization)
 // computes: flat = reshape(ids); rows = index_select(table, flat); emb = reshape(rows); p = slice(pos); h = add(emb, p); hf = cast(h); var, mean = var_mean(hf); ve = add(var, 1e-05); rstd = rsqrt(ve); hc = sub(hf, mean); hn = mul(hc, rstd); hw = mul(hn, w); yf = add(hw, b); y = cast(yf)
-// reduces [B, S, 768] over rows of 768 (B * S rows), contiguous rows, 128 threads per row, 1 row per block, row in registers (6 per thread), 32-bit indexing
+// reduces [B, S, 768] over rows of 768 (B * S rows), contiguous rows, 128 threads per row, 1 row per block, row in registers (6 per thread), vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k0(
     const int* __restrict__ ids,
     const __nv_bfloat16* __restrict__ table,

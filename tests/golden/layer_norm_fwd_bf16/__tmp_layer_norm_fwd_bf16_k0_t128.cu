@@ -1,6 +1,6 @@
 // fuserc: graph 'layer_norm_fwd_bf16', kernel layer_norm_fwd_bf16_k0_t128 (normalization)
 // computes: xf = cast(x); var, mean = var_mean(xf); ve = add(var, eps); rstd = rsqrt(ve); xc = sub(xf, mean); xn = mul(xc, rstd); xw = mul(xn, w); yf = add(xw, b); y = cast(yf)
-// reduces [N, 768] over rows of 768 (N rows), contiguous rows, 128 threads per row, 1 row per block, row in registers (6 per thread), 32-bit indexing
+// reduces [N, 768] over rows of 768 (N rows), contiguous rows, 128 threads per row, 1 row per block, row in registers (6 per thread), vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_t128(
     const __nv_bfloat16* __restrict__ x,
     const __nv_bfloat16* __restrict__ w,

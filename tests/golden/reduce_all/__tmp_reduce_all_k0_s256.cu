@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_all', kernel reduce_all_k0_s256 (reduction)
 // computes: s = sum(x); m = amax(x); ax = abs(x); l1 = mean(ax)
-// reduces [N, M] over rows of M * N (1 row), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 32-bit indexing
+// reduces [N, M] over rows of M * N (1 row), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_s256(
     const float* __restrict__ x,
     float* __restrict__ s,

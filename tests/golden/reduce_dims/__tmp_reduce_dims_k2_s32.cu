@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_dims', kernel reduce_dims_k2_s32 (reduction)
 // computes: v_last = var(x)
-// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 32 threads per row, 8 rows per block, 32-bit indexing
+// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 32 threads per row, 8 rows per block, vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s32(
     const __half* __restrict__ x,
     __half* __restrict__ v_last,

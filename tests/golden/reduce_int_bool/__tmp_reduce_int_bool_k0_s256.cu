@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k0_s256 (reduction)
 // computes: si = sum(i); pi = prod(i); mi = min(i)
-// reduces [N, M] over rows of M (N rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 32-bit indexing
+// reduces [N, M] over rows of M (N rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_s256(
     const int* __restrict__ i,
     long long* __restrict__ si,

@@ -1,6 +1,6 @@
 // fuserc: graph 'rms_norm_fwd_bf16', kernel rms_norm_fwd_bf16_k0_t32 (normalization)
 // computes: xf = cast(x); sq = mul(xf, xf); ms = mean(sq); mse = add(ms, 1e-06); r = rsqrt(mse); xn = mul(xf, r); xnb = cast(xn); y = mul(xnb, w)
-// reduces [N, H] over rows of H (N rows), contiguous rows, 32 threads per row, 4 rows per block, row in registers (8 per thread), 32-bit indexing
+// reduces [N, H] over rows of H (N rows), contiguous rows, 32 threads per row, 4 rows per block, row in registers (8 per thread), vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_t32(
     const __nv_bfloat16* __restrict__ x,
     const __nv_bfloat16* __restrict__ w,

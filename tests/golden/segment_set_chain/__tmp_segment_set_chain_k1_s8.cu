@@ -1,6 +1,6 @@
 // fuserc: graph 'segment_set_chain', kernel segment_set_chain_k1_s8 (reduction)
 // computes: l = log(es); s = sum(l)
-// reduces [N, 32] over rows of 32 (N rows), contiguous rows, 8 threads per row, 32 rows per block, 32-bit indexing
+// reduces [N, 32] over rows of 32 (N rows), contiguous rows, 8 threads per row, 32 rows per block, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) segment_set_chain_k1_s8(
     const float* __restrict__ es,
     float* __restrict__ s,

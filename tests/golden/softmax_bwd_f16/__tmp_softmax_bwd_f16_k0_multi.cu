@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_bwd_f16', kernel softmax_bwd_f16_k0_multi (normalization)
 // computes: ydy = mul(y, dy); s = sum(ydy); d = sub(dy, s); dxf = mul(y, d); dx = cast(dxf)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(1024) softmax_bwd_f16_k0_multi(
     const __half* __restrict__ y,
     const __half* __restrict__ dy,

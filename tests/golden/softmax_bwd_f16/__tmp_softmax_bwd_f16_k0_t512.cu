@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_bwd_f16', kernel softmax_bwd_f16_k0_t512 (normalization)
 // computes: ydy = mul(y, dy); s = sum(ydy); d = sub(dy, s); dxf = mul(y, d); dx = cast(dxf)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 512 threads per row, 1 row per block, row in registers (32 per thread), 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 512 threads per row, 1 row per block, row in registers (32 per thread), vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(512) softmax_bwd_f16_k0_t512(
     const __half* __restrict__ y,
     const __half* __restrict__ dy,

@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_f32', kernel softmax_f32_k0_multi (normalization)
 // computes: m = amax(x); xs = sub(x, m); e = exp(xs); s = sum(e); y = div(e, s)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
     const float* __restrict__ x,
     float* __restrict__ y,

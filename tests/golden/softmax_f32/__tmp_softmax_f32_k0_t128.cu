@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_f32', kernel softmax_f32_k0_t128 (normalization)
 // computes: m = amax(x); xs = sub(x, m); e = exp(xs); s = sum(e); y = div(e, s)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 128 threads per row, 1 row per block, row in registers (8 per thread), 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 128 threads per row, 1 row per block, row in registers (8 per thread), vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
     const float* __restrict__ x,
     float* __restrict__ y,
