@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "codegen/lower/element_emitter.h"
@@ -14,6 +15,23 @@
 
 namespace fuserc::lower {
 namespace {
+
+Expr with_index(const Expr& e, const Expr& var, const Expr& value) {
+  return substitute(e, [&](const std::string& s) -> std::optional<Expr> {
+    if (s == var.name()) return value;
+    return std::nullopt;
+  });
+}
+
+// The vector path's access at `offset` (element k = g * V + lane of the row): its offset at
+// lane 0 when the lanes are consecutive elements and the groups V apart (so that the row's
+// first group being aligned makes every group aligned), else nothing.
+std::optional<Expr> vector_access(const Expr& offset, const Expr& g, const Expr& lane, int width) {
+  Expr at0 = with_index(offset, lane, Expr(0));
+  if (!(offset - at0 == lane)) return std::nullopt;
+  if (!(at0 - with_index(at0, g, Expr(0)) == g * width)) return std::nullopt;
+  return at0;
+}
 
 class ReductionLowering {
  public:
@@ -73,11 +91,11 @@ class ReductionLowering {
         Expr bound = p_inner_bound(b);
         Expr when = last ? Expr(1) : le(bound, Expr(b.limit));
         if (need64) when = when * fits32;
-        std::string reason =
-            last ? std::string()
-                 : (b.inner ? "row length " : "columns ") + bound.str() + " <= " +
-                       std::to_string(b.limit);
-        if (need64) reason += std::string(reason.empty() ? "" : "; ") + "every index fits in 32 bits";
+        std::string reason = last ? std::string()
+                                  : (b.inner ? "row length " : "columns ") + bound.str() +
+                                        " <= " + std::to_string(b.limit);
+        if (need64)
+          reason += std::string(reason.empty() ? "" : "; ") + "every index fits in 32 bits";
         add(b, false, when, reason);
       }
     }
@@ -103,14 +121,20 @@ class ReductionLowering {
   ReductionParams p_;  // of the variant being built
 
   // The compiled configuration in words.
-  std::string variant_note(int elements, bool index64) const {
+  std::string variant_note(int elements, bool index64, int vec) const {
     std::string t = std::to_string(p_.threads_per_row), r = std::to_string(p_.rows_per_block);
     std::string s = p_.bucket + ": ";
     if (p_.inner)
-      s += t + " threads per row, " + r + (p_.rows_per_block == 1 ? " row" : " rows") + " per block";
+      s +=
+          t + " threads per row, " + r + (p_.rows_per_block == 1 ? " row" : " rows") + " per block";
     else
       s += r + " columns per block, " + t + " threads across the reduced rows";
-    if (elements > 0) s += ", " + std::to_string(elements) + " elements per thread kept in registers";
+    if (elements > 0)
+      s += ", " + std::to_string(elements) + " elements per thread kept in registers";
+    if (vec > 0)
+      s += ", " + std::to_string(vec) +
+           "-element (16-byte) accesses for rows that are aligned and a multiple of " +
+           std::to_string(vec) + " long";
     if (p_.grid) s += ", rows split across blocks when they are few";
     return s + (index64 ? ", 64-bit indexing" : "");
   }
@@ -147,7 +171,8 @@ class ReductionLowering {
   double cached_words() const {
     double words = 0;
     for (int id : row_loads())
-      words += static_cast<double>(kernel_type_size(kir::compute_type_of(graph_.node(id).dtype))) / 4;
+      words +=
+          static_cast<double>(kernel_type_size(kir::compute_type_of(graph_.node(id).dtype))) / 4;
     return words;
   }
   const ReductionAnalysis& a_;
@@ -195,6 +220,10 @@ class ReductionLowering {
     std::vector<Accumulator> accs;
     std::string row, row_base, k, j, active, counters, last, g;
     std::map<int, std::string> caches;  // load node -> register array
+    // The vector path (vec > 0: its width): groups of `vec` consecutive elements, `vectors` per
+    // thread, taken where the local `vflag` holds (the row aligned, its length a multiple).
+    int vec = 0, vectors = 0;
+    std::string vflag, vg, lane;
   };
 
   std::map<std::string, Expr> coord_map(const Expr& row, const Expr& k) const {
@@ -219,9 +248,185 @@ class ReductionLowering {
 
   // One pass over the row's elements computing `roots`: `body` gets their values and the
   // element block. Persistent kernels unroll over the registers; others stride.
-  kir::Block row_pass(
-      Ctx& c, const Expr& row, bool grid_split, bool fill_caches, const std::vector<int>& roots,
-      const std::function<void(const std::vector<kir::ValuePtr>&, kir::Block&)>& body) {
+  using PassBody = std::function<void(const std::vector<kir::ValuePtr>&, kir::Block&)>;
+
+  // The offset of full output `i` at element `k` of `row`.
+  Expr full_offset(const Expr& row, const Expr& k, size_t i) const {
+    auto m = coord_map(row, k);
+    std::vector<Expr> oc;
+    for (const auto& x : coords_) oc.push_back(subst(x, m));
+    Expr linear = subst(linearize(coords_, a_.domain), m);
+    ValueId o = full_[i].first;
+    return output_offset(f_, o, full_coords(o, oc), linear);
+  }
+
+  // A pass over the row (see scalar_row_pass); with a vector path, both behind its flag.
+  // `store_full`: the roots are the full outputs' nodes, stored at every element.
+  kir::Block row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
+                      const std::vector<int>& roots, const PassBody& body, bool store_full) {
+    kir::Block scalar = scalar_row_pass(c, row, grid_split, fill_caches, roots, body, store_full);
+    if (c.vec == 0) return scalar;
+    kir::Block vector = vector_row_pass(c, row, grid_split, fill_caches, roots, body, store_full);
+    kir::Block out;
+    out.push_back(
+        kir::if_then(kir::ref(c.vflag, kir::Type::Bool), std::move(vector), std::move(scalar)));
+    return out;
+  }
+
+  // The vector path's element index `g * V + lane` and its coordinate map.
+  Expr vector_k(const Ctx& c, Expr* g, Expr* lane) const {
+    *lane = Expr::index(c.lane, Expr(c.vec));
+    *g = Expr::index(c.vg, ceildiv(a_.row_length, Expr(c.vec)));
+    return *g * c.vec + *lane;
+  }
+
+  // The vector path's accesses: loads along the row (cached ones in a persistent variant;
+  // node -> offset at lane 0) and full outputs (index -> offset at lane 0) that move 16 bytes
+  // or less per vector.
+  std::map<int, Expr> vector_loads_at(const Ctx& c, const Expr& row) const {
+    Expr g, lane;
+    Expr k = vector_k(c, &g, &lane);
+    auto m = coord_map(row, k);
+    std::map<int, Expr> out;
+    std::vector<int> candidates = row_loads();
+    for (int node : candidates) {
+      if (c.vectors > 0 && !c.caches.count(node)) continue;
+      const ENode& n = graph_.node(node);
+      if (!n.deps.empty()) continue;  // indirect (index_select, gather): lane by lane
+      if (auto at = vector_access(subst(n.offset, m), g, lane, c.vec)) out.emplace(node, *at);
+    }
+    return out;
+  }
+  std::map<size_t, Expr> vector_stores_at(const Ctx& c, const Expr& row) const {
+    Expr g, lane;
+    Expr k = vector_k(c, &g, &lane);
+    std::map<size_t, Expr> out;
+    for (size_t i = 0; i < full_.size(); ++i) {
+      if (dtype_size(f_.value(full_[i].first).dtype) * c.vec > 16) continue;
+      if (auto at = vector_access(full_offset(row, k, i), g, lane, c.vec)) out.emplace(i, *at);
+    }
+    return out;
+  }
+
+  // The vector path's test for a row: its length a multiple of V and the first group of every
+  // vector access aligned; nothing when no access would be a vector.
+  std::optional<kir::ValuePtr> vector_condition(const Ctx& c, const Expr& row) const {
+    Expr g, lane;
+    vector_k(c, &g, &lane);
+    std::vector<kir::ValuePtr> conds;
+    auto aligned = [&](ValueId v, const Expr& at) {
+      conds.push_back(
+          kir::call("fz_is_aligned<" + std::to_string(c.vec * dtype_size(f_.value(v).dtype)) + ">",
+                    kir::Type::Bool,
+                    {kir::ref(c.param_of(v), kir::Type::UInt64),
+                     kir::index_value(with_index(at, g, Expr(0)), c.index_type)}));
+    };
+    for (const auto& [node, at] : vector_loads_at(c, row)) aligned(graph_.node(node).value, at);
+    for (const auto& [i, at] : vector_stores_at(c, row)) aligned(full_[i].first, at);
+    if (conds.empty()) return std::nullopt;
+    Expr multiple = eq(mod(a_.row_length, Expr(c.vec)), Expr(0));
+    if (multiple.is_const(0)) return std::nullopt;
+    if (!multiple.is_const(1))
+      conds.insert(conds.begin(), kir::index_value(multiple, kir::Type::Bool));
+    return kir::all_of(std::move(conds));
+  }
+
+  // The vector path of a pass: thread t takes groups of V consecutive elements, element
+  // k = g * V + lane. Persistent: g = j * T + t (j < vectors), kept at j * V + lane in the
+  // registers, cached loads (when filling) and full outputs moving whole vectors. Streaming:
+  // g = t, t + T, ... (over the row's split blocks too), loads moving whole vectors.
+  kir::Block vector_row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
+                             const std::vector<int>& roots, const PassBody& body, bool store_full) {
+    const int width = c.vec;
+    Expr g, lane;
+    Expr k = vector_k(c, &g, &lane);
+    auto m = coord_map(row, k);
+    ElementEmitter em(
+        f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of, c.index_type);
+    kir::Block pre, lane_body, decls, stores;
+    const bool persistent = c.vectors > 0;
+    Expr slot = persistent ? Expr::index(c.j, Expr(c.vectors)) * width + lane : Expr(0);
+    std::map<int, std::string> vector_loads;
+    // The loads this pass reads (a streaming pass may need only some of the row's).
+    std::vector<int> used_roots = roots;
+    if (fill_caches)
+      for (const auto& [node, array] : c.caches) used_roots.push_back(node);
+    std::set<int> used = graph_.unconditional_nodes(used_roots);
+    if (fill_caches || !persistent)
+      for (const auto& [node, at] : vector_loads_at(c, row)) {
+        if (!used.count(node)) continue;
+        const ENode& n = graph_.node(node);
+        std::string vec = c.names.fresh(f_.value(n.value).name + "_vec");
+        pre.push_back(kir::vec_load(vec, c.param_of(n.value), at, n.dtype, width));
+        vector_loads[node] = vec;
+      }
+    em.set_lane(lane, &pre, vector_loads);
+    for (const auto& [node, array] : c.caches)
+      if (!fill_caches)
+        em.set_override(node,
+                        kir::element(array, slot, kir::compute_type_of(graph_.node(node).dtype)));
+    for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+    std::vector<int> all = roots;
+    if (fill_caches)
+      for (const auto& [node, array] : c.caches) all.push_back(node);
+    std::vector<kir::ValuePtr> values = em.emit(all, lane_body);
+    if (fill_caches) {
+      size_t i = roots.size();
+      for (const auto& [node, array] : c.caches)
+        lane_body.push_back(kir::element_store(array, slot, values[i++]));
+    }
+    values.resize(roots.size());
+    if (body) body(values, lane_body);
+    if (store_full) {
+      std::map<size_t, Expr> vstores = vector_stores_at(c, row);
+      for (size_t i = 0; i < full_.size(); ++i) {
+        ValueId o = full_[i].first;
+        DType dt = f_.value(o).dtype;
+        auto it = vstores.find(i);
+        if (it == vstores.end()) {
+          lane_body.push_back(kir::store(c.param_of(o), full_offset(row, k, i), dt, values[i]));
+          continue;
+        }
+        std::string vec = c.names.fresh(f_.value(o).name + "_vec");
+        decls.push_back(kir::vec_declare(vec, dt, width));
+        lane_body.push_back(kir::lane_store(vec, lane, dt, values[i]));
+        stores.push_back(kir::vec_store(vec, c.param_of(o), it->second, dt, width));
+      }
+    }
+    kir::Block inner = std::move(pre);
+    for (auto& s : decls) inner.push_back(std::move(s));
+    inner.push_back(
+        kir::for_loop(kir::Type::Int32, c.lane, Expr(0), Expr(width), std::move(lane_body), true));
+    for (auto& s : stores) inner.push_back(std::move(s));
+    Expr tx = Expr::index("threadIdx.x", Expr(p_.threads_per_row));
+    if (!persistent) {
+      Expr begin = tx, step(p_.threads_per_row);
+      if (grid_split) {
+        Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
+        Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
+        begin = by * p_.threads_per_row + tx;
+        step = gy * p_.threads_per_row;
+      }
+      kir::Block out;
+      out.push_back(kir::for_loop(c.index_type, c.vg, begin, floordiv(a_.row_length, Expr(width)),
+                                  std::move(inner), false, step));
+      return out;
+    }
+    Expr j = Expr::index(c.j, Expr(c.vectors));
+    kir::Block loop;
+    loop.push_back(
+        kir::let(c.index_type, c.vg, kir::index_value(j * p_.threads_per_row + tx, c.index_type)));
+    // The test on the local at the extent the threads cover (so that it is not folded away).
+    Expr covered = Expr::index(c.vg, Expr(int64_t{p_.threads_per_row} * c.vectors));
+    append_guarded(loop, lt(covered * width, a_.row_length), std::move(inner));
+    kir::Block out;
+    out.push_back(
+        kir::for_loop(kir::Type::Int32, c.j, Expr(0), Expr(c.vectors), std::move(loop), true));
+    return out;
+  }
+
+  kir::Block scalar_row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
+                             const std::vector<int>& roots, const PassBody& body, bool store_full) {
     Expr k = Expr::index(c.k, a_.row_length);
     auto m = coord_map(row, k);
     ElementEmitter em(
@@ -243,7 +448,13 @@ class ReductionLowering {
         elem.push_back(kir::element_store(array, Expr::index(c.j, Expr(c.elements)), values[i++]));
     }
     values.resize(roots.size());
-    body(values, elem);
+    if (body) body(values, elem);
+    if (store_full)
+      for (size_t i = 0; i < full_.size(); ++i) {
+        ValueId o = full_[i].first;
+        elem.push_back(
+            kir::store(c.param_of(o), full_offset(row, k, i), f_.value(o).dtype, values[i]));
+      }
     kir::Block out = std::move(pre);
     Expr tx = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(p_.threads_per_row));
     if (c.elements > 0) {
@@ -343,11 +554,11 @@ class ReductionLowering {
     kir::Block loop;
     for (Accumulator* acc : accs) {
       split.push_back(kir::assign(acc->name, accumulator_identity(*acc)));
-      kir::ValuePtr partial =
-          kir::call("fz_load_cg", acc->type,
-                    {kir::ref(acc->partials, acc->type), kir::index_value(row * gy + g, c.index_type)});
-      loop.push_back(
-          kir::assign(acc->name, accumulator_combine(*acc, kir::ref(acc->name, acc->type), partial)));
+      kir::ValuePtr partial = kir::call(
+          "fz_load_cg", acc->type,
+          {kir::ref(acc->partials, acc->type), kir::index_value(row * gy + g, c.index_type)});
+      loop.push_back(kir::assign(
+          acc->name, accumulator_combine(*acc, kir::ref(acc->name, acc->type), partial)));
     }
     kir::Block fold;
     fold.push_back(kir::for_loop(kir::Type::Int32, c.g, lead, gy, std::move(loop), false,
@@ -413,12 +624,27 @@ class ReductionLowering {
     rb_body.push_back(kir::let(kir::Type::Bool, c.active, condition_value(lt(row_value, rows))));
 
     // Register caches for the persistent variant: every unconditional load along the row.
+    if (elements > 0)
+      for (int id : row_loads())
+        c.caches[id] = c.names.fresh(f_.value(graph_.node(id).value).name + "_r");
+    // The vector path: 16-byte accesses for rows that allow them (see vector_condition), for
+    // contiguous rows, in 32-bit variants, when the element computation is small.
+    if (p_.inner && !index64 && p_.vector > 1 && (elements == 0 || p_.vectors > 0) &&
+        graph_.nodes().size() <= 64) {
+      c.vec = p_.vector;
+      c.vectors = elements > 0 ? p_.vectors : 0;
+      c.vg = c.names.fresh("g");
+      c.lane = c.names.fresh("lane");
+      c.vflag = c.names.fresh("vec_ok");
+      if (auto cond = vector_condition(c, row))
+        rb_body.push_back(kir::let(kir::Type::Bool, c.vflag, *cond));
+      else
+        c.vec = 0;
+    }
     if (elements > 0) {
-      for (int id : row_loads()) {
-        std::string array = c.names.fresh(f_.value(graph_.node(id).value).name + "_r");
-        c.caches[id] = array;
-        rb_body.push_back(kir::array(kir::compute_type_of(graph_.node(id).dtype), array, elements));
-      }
+      int slots = c.vec > 0 ? std::max(elements, c.vec * c.vectors) : elements;
+      for (const auto& [id, array] : c.caches)
+        rb_body.push_back(kir::array(kir::compute_type_of(graph_.node(id).dtype), array, slots));
     }
 
     // The phases.
@@ -436,7 +662,8 @@ class ReductionLowering {
             for (size_t i = 0; i < accs.size(); ++i)
               b.push_back(kir::assign(
                   accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype)));
-          });
+          },
+          false);
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
       combine_phase(c, rb_body, accs, grid, row, row_block);
       for (Accumulator* acc : accs) {
@@ -456,20 +683,7 @@ class ReductionLowering {
     if (!full_.empty()) {
       std::vector<int> nodes;
       for (const auto& [o, node] : full_) nodes.push_back(node);
-      Expr kk = Expr::index(c.k, a_.row_length);
-      auto m = coord_map(row, kk);
-      std::vector<Expr> oc;
-      for (const auto& x : coords_) oc.push_back(subst(x, m));
-      Expr linear = subst(linearize(coords_, a_.domain), m);
-      kir::Block pass = row_pass(
-          c, row, false, false, nodes, [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
-            for (size_t i = 0; i < full_.size(); ++i) {
-              ValueId o = full_[i].first;
-              b.push_back(kir::store(c.param_of(o),
-                                     output_offset(f_, o, full_coords(o, oc), linear),
-                                     f_.value(o).dtype, v[i]));
-            }
-          });
+      kir::Block pass = row_pass(c, row, false, false, nodes, nullptr, true);
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
     }
 
@@ -531,7 +745,7 @@ class ReductionLowering {
       add_scratch_param(c.counters, kir::Type::UInt32, row_groups * 4, true, k, ks);
       ks.grid_reduction = true;
     }
-    ks.variant_note = variant_note(elements, index64);
+    ks.variant_note = variant_note(elements, index64, c.vec);
     kir::remove_unused_locals(k.body);
     add_symbol_params(f_, k, ks);
 
@@ -562,6 +776,7 @@ class ReductionLowering {
             (grid ? ", rows split across blocks" : "") +
             (elements > 0 ? ", row in registers (" + std::to_string(elements) + " per thread)"
                           : "") +
+            (c.vec > 0 ? ", vectors of " + std::to_string(c.vec) + " when the row allows" : "") +
             ", " + (index64 ? "64" : "32") + "-bit indexing"};
     // A maximum or minimum over an empty row has no value (the reference refuses it too).
     for (const auto& acc : c.accs) {

@@ -44,16 +44,19 @@ std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, Sche
       p.threads_per_row = b.threads;
       p.rows_per_block = b.rows;
       p.elements_per_thread = b.persistent * b.vector;
-      // Row elements are loaded one per thread and step, so a thread caches no more than the
-      // longest row this bucket sees needs (768 over 128 threads: 6, not a whole vector of 8,
-      // whose guarded extra steps cost layer norm a third of its bandwidth on an H100).
+      p.vector = b.vector;
+      p.vectors = b.persistent;
+      // On the scalar path row elements are loaded one per thread and step, so a thread caches no
+      // more than the longest row this bucket sees needs (768 over 128 threads: 6, not a whole
+      // vector of 8, whose guarded extra steps cost layer norm a third of its bandwidth on an
+      // H100).
       if (p.elements_per_thread > 0 && a.row_length.hi() > 0) {
         const int64_t longest = std::min(a.row_length.hi(), b.capacity());
-        p.elements_per_thread = static_cast<int>(std::min<int64_t>(
-            p.elements_per_thread, (longest + b.threads - 1) / b.threads));
+        p.elements_per_thread = static_cast<int>(
+            std::min<int64_t>(p.elements_per_thread, (longest + b.threads - 1) / b.threads));
       }
     } else {
-      p.threads_per_row = b.rows;   // threads across the reduced rows
+      p.threads_per_row = b.rows;    // threads across the reduced rows
       p.rows_per_block = b.threads;  // columns per block
     }
     out.push_back(p);

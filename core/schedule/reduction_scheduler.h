@@ -32,7 +32,11 @@ struct ReductionParams {
   int rows_per_block = 1;
   bool grid = false;            // rows may be split over blockIdx.y (a grid reduction)
   int elements_per_thread = 0;  // normalization: row elements each thread keeps in registers
-  int64_t limit = 0;            // inner: the longest row it takes; outer: the most columns; 0: any
+  // Normalization: the vector path (taken when every row is aligned and its length a multiple
+  // of `vector`) keeps `vectors` groups of `vector` consecutive elements per thread.
+  int vector = 1;
+  int vectors = 0;
+  int64_t limit = 0;  // inner: the longest row it takes; outer: the most columns; 0: any
 };
 
 // The most blocks a split row group takes (grid.y): 4 x the largest SM count modelled.

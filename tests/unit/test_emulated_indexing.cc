@@ -162,13 +162,25 @@ TEST_CASE("an embedding row's index is loaded once per row, its row read by the 
   CompiledFusion c = compile_fusion(f, o, ctx);
   REQUIRE(c.kernels.size() == 1);
   const std::string& src = c.kernels[0].source;
-  // One load of the id, clamped, before the loop over the row; the table read at ix * 768.
-  size_t id_load = src.find("ids[row]");
-  REQUIRE(id_load != std::string::npos);
-  CHECK(src.find("ids[", id_load + 1) == std::string::npos);
-  size_t clamp = src.find("fz_clamp_index(", id_load);
-  REQUIRE(clamp != std::string::npos);
-  size_t loop = src.find("for (", clamp);
-  REQUIRE(loop != std::string::npos);
-  CHECK(src.find("table[ix * 768 + k]", loop) != std::string::npos);
+  // On each path (vectors of 8 for aligned rows, else scalar) one load of the id, clamped,
+  // before the loop over the row's elements; the table read at ix * 768, lane by lane on the
+  // vector path (an indirect load is never a vector).
+  size_t vec_path = src.find("if (vec_ok) {");
+  REQUIRE(vec_path != std::string::npos);
+  size_t scalar_path = src.find("} else {", vec_path);
+  REQUIRE(scalar_path != std::string::npos);
+  for (size_t from : {vec_path, scalar_path}) {
+    size_t id_load = src.find("ids[row]", from);
+    REQUIRE(id_load != std::string::npos);
+    size_t clamp = src.find("fz_clamp_index(", id_load);
+    REQUIRE(clamp != std::string::npos);
+    size_t loop = src.find("for (", clamp);
+    REQUIRE(loop != std::string::npos);
+    CHECK(src.find("ids[", loop) > (from == vec_path ? scalar_path : std::string::npos - 1));
+  }
+  size_t second_id = src.find("ids[", src.find("ids[row]", scalar_path) + 1);
+  CHECK(second_id == std::string::npos);
+  CHECK(src.find("table[g_v * 8 + ix_v * 768 + lane]", vec_path) < scalar_path);
+  CHECK(src.find("table[ix * 768 + k]", scalar_path) != std::string::npos);
+  CHECK(src.find("table_vec") == std::string::npos);
 }

@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_all', kernel reduce_all_k0_s256 (reduction)
 // computes: s = sum(x); m = amax(x); ax = abs(x); l1 = mean(ax)
-// reduces [N, M] over rows of M * N (1 row), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 32-bit indexing
+// reduces [N, M] over rows of M * N (1 row), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_s256(
     const float* __restrict__ x,
     float* __restrict__ s,
@@ -18,16 +18,31 @@ extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_s256(
   for (int row_base = 0; row_base < 1; row_base += (int)gridDim.x) {
     const int row = 0;
     const bool active = true;
+    const bool vec_ok = (M * N % 4 == 0) && fz_is_aligned<16>(x, 0);
     float acc_s = 0.0f;
     float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
-      for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 256) {
-        const float x_v = x[k];
-        const float ax = fz_abs(x_v);
-        acc_s = (acc_s + x_v);
-        acc_m = fz_maximum(acc_m, x_v);
-        acc_l1 = (acc_l1 + ax);
+      if (vec_ok) {
+        for (int g_v = (int)blockIdx.y * 256 + (int)threadIdx.x; g_v < M * N / 4; g_v += (int)gridDim.y * 256) {
+          const fz_vec<float, 4> x_vec = *reinterpret_cast<const fz_vec<float, 4>*>(x + g_v * 4);
+          #pragma unroll
+          for (int lane = 0; lane < 4; ++lane) {
+            const float x_v2 = x_vec.v[lane];
+            const float ax_v = fz_abs(x_v2);
+            acc_s = (acc_s + x_v2);
+            acc_m = fz_maximum(acc_m, x_v2);
+            acc_l1 = (acc_l1 + ax_v);
+          }
+        }
+      } else {
+        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 256) {
+          const float x_v = x[k];
+          const float ax = fz_abs(x_v);
+          acc_s = (acc_s + x_v);
+          acc_m = fz_maximum(acc_m, x_v);
+          acc_l1 = (acc_l1 + ax);
+        }
       }
     }
     acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);

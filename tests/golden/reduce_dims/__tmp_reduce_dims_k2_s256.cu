@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_dims', kernel reduce_dims_k2_s256 (reduction)
 // computes: v_last = var(x)
-// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 32-bit indexing
+// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s256(
     const __half* __restrict__ x,
     __half* __restrict__ v_last,
@@ -13,11 +13,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s256(
   for (int row_base = (int)blockIdx.x; row_base < A * B; row_base += (int)gridDim.x) {
     const int row = row_base;
     const bool active = true;
+    const bool vec_ok = (C % 8 == 0) && fz_is_aligned<16>(x, C * row);
     fz_welford<float> acc_v_last = fz_welford_init<float>();
     if (active) {
-      for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < C; k += (int)gridDim.y * 256) {
-        const float x_v = __half2float(x[k + C * row]);
-        acc_v_last = fz_welford_push(acc_v_last, x_v);
+      if (vec_ok) {
+        for (int g_v = (int)blockIdx.y * 256 + (int)threadIdx.x; g_v < C / 8; g_v += (int)gridDim.y * 256) {
+          const fz_vec<__half, 8> x_vec = *reinterpret_cast<const fz_vec<__half, 8>*>(x + (g_v * 8 + C * row));
+          #pragma unroll
+          for (int lane = 0; lane < 8; ++lane) {
+            const float x_v2 = __half2float(x_vec.v[lane]);
+            acc_v_last = fz_welford_push(acc_v_last, x_v2);
+          }
+        }
+      } else {
+        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < C; k += (int)gridDim.y * 256) {
+          const float x_v = __half2float(x[k + C * row]);
+          acc_v_last = fz_welford_push(acc_v_last, x_v);
+        }
       }
     }
     acc_v_last = fz_row_reduce<256>(acc_v_last, fz_welford_op(), smem_v_last);

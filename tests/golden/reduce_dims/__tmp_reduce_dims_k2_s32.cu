@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_dims', kernel reduce_dims_k2_s32 (reduction)
 // computes: v_last = var(x)
-// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 32 threads per row, 8 rows per block, 32-bit indexing
+// reduces [A, B, C] over rows of C (A * B rows), contiguous rows, 32 threads per row, 8 rows per block, vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s32(
     const __half* __restrict__ x,
     __half* __restrict__ v_last,
@@ -10,11 +10,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s32(
   for (int row_base = (int)blockIdx.x * 8; row_base < A * B; row_base += (int)gridDim.x * 8) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < A * B;
+    const bool vec_ok = (C % 8 == 0) && fz_is_aligned<16>(x, C * row);
     fz_welford<float> acc_v_last = fz_welford_init<float>();
     if (active) {
-      for (int k = (int)threadIdx.x; k < C; k += 32) {
-        const float x_v = __half2float(x[k + C * row]);
-        acc_v_last = fz_welford_push(acc_v_last, x_v);
+      if (vec_ok) {
+        for (int g_v = (int)threadIdx.x; g_v < C / 8; g_v += 32) {
+          const fz_vec<__half, 8> x_vec = *reinterpret_cast<const fz_vec<__half, 8>*>(x + (g_v * 8 + C * row));
+          #pragma unroll
+          for (int lane = 0; lane < 8; ++lane) {
+            const float x_v2 = __half2float(x_vec.v[lane]);
+            acc_v_last = fz_welford_push(acc_v_last, x_v2);
+          }
+        }
+      } else {
+        for (int k = (int)threadIdx.x; k < C; k += 32) {
+          const float x_v = __half2float(x[k + C * row]);
+          acc_v_last = fz_welford_push(acc_v_last, x_v);
+        }
       }
     }
     acc_v_last = fz_row_reduce<32>(acc_v_last, fz_welford_op(), 0);

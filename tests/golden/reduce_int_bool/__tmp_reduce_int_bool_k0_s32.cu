@@ -1,6 +1,6 @@
 // fuserc: graph 'reduce_int_bool', kernel reduce_int_bool_k0_s32 (reduction)
 // computes: si = sum(i); pi = prod(i); mi = min(i)
-// reduces [N, M] over rows of M (N rows), contiguous rows, 32 threads per row, 8 rows per block, 32-bit indexing
+// reduces [N, M] over rows of M (N rows), contiguous rows, 32 threads per row, 8 rows per block, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_s32(
     const int* __restrict__ i,
     long long* __restrict__ si,
@@ -11,15 +11,29 @@ extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_s32(
   for (int row_base = (int)blockIdx.x * 8; row_base < N; row_base += (int)gridDim.x * 8) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
+    const bool vec_ok = (M % 4 == 0) && fz_is_aligned<16>(i, M * row);
     long long acc_si = 0LL;
     long long acc_pi = 1LL;
     int acc_mi = 2147483647;
     if (active) {
-      for (int k = (int)threadIdx.x; k < M; k += 32) {
-        const int i_v = i[k + M * row];
-        acc_si = (acc_si + (long long)i_v);
-        acc_pi = (acc_pi * (long long)i_v);
-        acc_mi = fz_minimum(acc_mi, i_v);
+      if (vec_ok) {
+        for (int g_v = (int)threadIdx.x; g_v < M / 4; g_v += 32) {
+          const fz_vec<int, 4> i_vec = *reinterpret_cast<const fz_vec<int, 4>*>(i + (g_v * 4 + M * row));
+          #pragma unroll
+          for (int lane = 0; lane < 4; ++lane) {
+            const int i_v2 = i_vec.v[lane];
+            acc_si = (acc_si + (long long)i_v2);
+            acc_pi = (acc_pi * (long long)i_v2);
+            acc_mi = fz_minimum(acc_mi, i_v2);
+          }
+        }
+      } else {
+        for (int k = (int)threadIdx.x; k < M; k += 32) {
+          const int i_v = i[k + M * row];
+          acc_si = (acc_si + (long long)i_v);
+          acc_pi = (acc_pi * (long long)i_v);
+          acc_mi = fz_minimum(acc_mi, i_v);
+        }
       }
     }
     acc_si = fz_row_reduce<32>(acc_si, fz_sum_op(), 0);

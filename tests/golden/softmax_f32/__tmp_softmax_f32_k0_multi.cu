@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_f32', kernel softmax_f32_k0_multi (normalization)
 // computes: m = amax(x); xs = sub(x, m); e = exp(xs); s = sum(e); y = div(e, s)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 1024 threads per row, 1 row per block, vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
     const float* __restrict__ x,
     float* __restrict__ y,
@@ -11,33 +11,74 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
     const bool active = true;
+    const bool vec_ok = (C % 4 == 0) && fz_is_aligned<16>(x, C * row) && fz_is_aligned<16>(y, C * row);
     float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
-      for (int k = (int)threadIdx.x; k < C; k += 1024) {
-        const float x_v = x[k + C * row];
-        acc_m = fz_maximum(acc_m, x_v);
+      if (vec_ok) {
+        for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
+          const fz_vec<float, 4> x_vec = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
+          #pragma unroll
+          for (int lane = 0; lane < 4; ++lane) {
+            const float x_v2 = x_vec.v[lane];
+            acc_m = fz_maximum(acc_m, x_v2);
+          }
+        }
+      } else {
+        for (int k = (int)threadIdx.x; k < C; k += 1024) {
+          const float x_v = x[k + C * row];
+          acc_m = fz_maximum(acc_m, x_v);
+        }
       }
     }
     acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
     const float m = acc_m;
     float acc_s = 0.0f;
     if (active) {
-      for (int k = (int)threadIdx.x; k < C; k += 1024) {
-        const float x_v2 = x[k + C * row];
-        const float xs = (x_v2 - m);
-        const float e = expf(xs);
-        acc_s = (acc_s + e);
+      if (vec_ok) {
+        for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
+          const fz_vec<float, 4> x_vec_v = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
+          #pragma unroll
+          for (int lane = 0; lane < 4; ++lane) {
+            const float x_v4 = x_vec_v.v[lane];
+            const float xs_v = (x_v4 - m);
+            const float e_v = expf(xs_v);
+            acc_s = (acc_s + e_v);
+          }
+        }
+      } else {
+        for (int k = (int)threadIdx.x; k < C; k += 1024) {
+          const float x_v3 = x[k + C * row];
+          const float xs = (x_v3 - m);
+          const float e = expf(xs);
+          acc_s = (acc_s + e);
+        }
       }
     }
     acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
     const float s = acc_s;
     if (active) {
-      for (int k = (int)threadIdx.x; k < C; k += 1024) {
-        const float x_v3 = x[k + C * row];
-        const float xs_v = (x_v3 - m);
-        const float e_v = expf(xs_v);
-        const float y_v = (e_v / s);
-        y[k + C * row] = y_v;
+      if (vec_ok) {
+        for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
+          const fz_vec<float, 4> x_vec_v2 = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
+          fz_vec<float, 4> y_vec;
+          #pragma unroll
+          for (int lane = 0; lane < 4; ++lane) {
+            const float x_v6 = x_vec_v2.v[lane];
+            const float xs_v3 = (x_v6 - m);
+            const float e_v3 = expf(xs_v3);
+            const float y_v2 = (e_v3 / s);
+            y_vec.v[lane] = y_v2;
+          }
+          *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
+        }
+      } else {
+        for (int k = (int)threadIdx.x; k < C; k += 1024) {
+          const float x_v5 = x[k + C * row];
+          const float xs_v2 = (x_v5 - m);
+          const float e_v2 = expf(xs_v2);
+          const float y_v = (e_v2 / s);
+          y[k + C * row] = y_v;
+        }
       }
     }
   }

@@ -1,6 +1,6 @@
 // fuserc: graph 'softmax_f32', kernel softmax_f32_k0_t8 (normalization)
 // computes: m = amax(x); xs = sub(x, m); e = exp(xs); s = sum(e); y = div(e, s)
-// reduces [N, C] over rows of C (N rows), contiguous rows, 8 threads per row, 16 rows per block, row in registers (8 per thread), 32-bit indexing
+// reduces [N, C] over rows of C (N rows), contiguous rows, 8 threads per row, 16 rows per block, row in registers (8 per thread), vectors of 4 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
     const float* __restrict__ x,
     float* __restrict__ y,
@@ -9,16 +9,33 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
   for (int row_base = (int)blockIdx.x * 16; row_base < N; row_base += (int)gridDim.x * 16) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
+    const bool vec_ok = (C % 4 == 0) && fz_is_aligned<16>(x, C * row) && fz_is_aligned<16>(y, C * row);
     float x_r[8];
     float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
-      #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int k = j * 8 + (int)threadIdx.x;
-        if (k < C) {
-          const float x_v = x[k + C * row];
-          x_r[j] = x_v;
-          acc_m = fz_maximum(acc_m, x_v);
+      if (vec_ok) {
+        #pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int g_v = j * 8 + (int)threadIdx.x;
+          if (g_v * 4 < C) {
+            const fz_vec<float, 4> x_vec = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+              const float x_v2 = x_vec.v[lane];
+              x_r[j * 4 + lane] = x_v2;
+              acc_m = fz_maximum(acc_m, x_v2);
+            }
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int k = j * 8 + (int)threadIdx.x;
+          if (k < C) {
+            const float x_v = x[k + C * row];
+            x_r[j] = x_v;
+            acc_m = fz_maximum(acc_m, x_v);
+          }
         }
       }
     }
@@ -26,27 +43,60 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
     const float m = acc_m;
     float acc_s = 0.0f;
     if (active) {
-      #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int k = j * 8 + (int)threadIdx.x;
-        if (k < C) {
-          const float xs = (x_r[j] - m);
-          const float e = expf(xs);
-          acc_s = (acc_s + e);
+      if (vec_ok) {
+        #pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int g_v = j * 8 + (int)threadIdx.x;
+          if (g_v * 4 < C) {
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+              const float xs_v = (x_r[j * 4 + lane] - m);
+              const float e_v = expf(xs_v);
+              acc_s = (acc_s + e_v);
+            }
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int k = j * 8 + (int)threadIdx.x;
+          if (k < C) {
+            const float xs = (x_r[j] - m);
+            const float e = expf(xs);
+            acc_s = (acc_s + e);
+          }
         }
       }
     }
     acc_s = fz_row_reduce<8>(acc_s, fz_sum_op(), 0);
     const float s = acc_s;
     if (active) {
-      #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int k = j * 8 + (int)threadIdx.x;
-        if (k < C) {
-          const float xs_v = (x_r[j] - m);
-          const float e_v = expf(xs_v);
-          const float y_v = (e_v / s);
-          y[k + C * row] = y_v;
+      if (vec_ok) {
+        #pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int g_v = j * 8 + (int)threadIdx.x;
+          if (g_v * 4 < C) {
+            fz_vec<float, 4> y_vec;
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+              const float xs_v3 = (x_r[j * 4 + lane] - m);
+              const float e_v3 = expf(xs_v3);
+              const float y_v2 = (e_v3 / s);
+              y_vec.v[lane] = y_v2;
+            }
+            *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int k = j * 8 + (int)threadIdx.x;
+          if (k < C) {
+            const float xs_v2 = (x_r[j] - m);
+            const float e_v2 = expf(xs_v2);
+            const float y_v = (e_v2 / s);
+            y[k + C * row] = y_v;
+          }
         }
       }
     }
