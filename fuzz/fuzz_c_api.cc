@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_common.h"
+#include "fuzz/package_fixup.h"
 #include "runtime/api/fuserc_runtime.h"
 
 namespace {
@@ -23,7 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuserc_fuzz::ByteTail bytes(data + size - tail, tail);
   fuserc_load_options options{FUSERC_DEVICE_EMULATOR, nullptr};
   fuserc_package* pkg = nullptr;
-  fuserc_status status = fuserc_package_load_bytes(data, size - tail, 1, &options, &pkg);
+  std::string package(reinterpret_cast<const char*>(data), size - tail);
+  if (size % 4 != 0) fuserc_fuzz::fix_head_hash(package);  // see package_fixup.h
+  fuserc_status status =
+      fuserc_package_load_bytes(package.data(), package.size(), 1, &options, &pkg);
   check(status);
   if (status != FUSERC_OK) return 0;
 

@@ -27,7 +27,7 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
 fi
 cmake --build "$build" -j"${JOBS:-2}" --target "fuzz_$target" >/dev/null
 
-# Seeds: the checked-in ones (fuzz/seeds/TARGET) plus the test inputs of the target's kind.
+# Seeds: the test inputs of the target's kind (and fuzz/seeds/TARGET if any).
 corpus=$build/corpus/$target
 crashes=$build/crashes/$target
 seeds=$build/seeds/$target
@@ -42,14 +42,25 @@ if [[ ! -d $seeds ]]; then
       done ;;
     safetensors)
       find "$root/tests" -name '*.safetensors' -size -16k -exec cp {} "$seeds"/ \; ;;
-    c_api) cp "$root"/fuzz/seeds/package/* "$seeds"/ ;;
+    package | c_api)
+      # Small packages compiled without NVRTC by the normal build's tests/make_fuzz_seeds.
+      [[ -f $root/build/CMakeCache.txt ]] || cmake -S "$root" -B "$root/build" >/dev/null
+      cmake --build "$root/build" -j"${JOBS:-2}" --target make_fuzz_seeds >/dev/null
+      "$root/build/tests/make_fuzz_seeds" "$seeds" "$root"/tests/graphs/{empty_mid,indexing_chained,atan2_int_bool}.json \
+        "$root"/tests/corpus/{batchnorm_stats,pad_cat}.json ;;
   esac
+  # The package targets read their last 64 bytes as the shapes to bind: give each seed some.
+  if [[ $target == package || $target == c_api ]]; then
+    for f in "$seeds"/*.fpkg; do head -c 64 /dev/urandom >>"$f"; done
+  fi
 fi
 dict=()
 [[ -f $root/fuzz/$target.dict ]] && dict=(-dict="$root/fuzz/$target.dict")
 
+max_len=65536
+[[ $target == package || $target == c_api ]] && max_len=131072
 cd "$crashes"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 exec "$build/fuzz/fuzz_$target" "$corpus" "$seeds" -max_total_time="$seconds" \
-  -rss_limit_mb=2048 -timeout=10 -max_len=65536 -print_final_stats=1 "${dict[@]}" "$@"
+  -rss_limit_mb=2048 -timeout=10 -max_len="$max_len" -print_final_stats=1 "${dict[@]}" "$@"
