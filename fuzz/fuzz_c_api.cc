@@ -19,7 +19,7 @@ void check(fuserc_status status) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuserc_fuzz::fuzz_c_api(const uint8_t* data, size_t size) {
   size_t tail = size > 256 ? 64 : 0;
   fuserc_fuzz::ByteTail bytes(data + size - tail, tail);
   fuserc_load_options options{FUSERC_DEVICE_EMULATOR, nullptr};
@@ -101,3 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuserc_package_free(pkg);
   return 0;
 }
+
+#ifndef FUSERC_FUZZ_REPLAY
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return fuserc_fuzz::fuzz_c_api(data, size);
+}
+#endif

@@ -10,6 +10,14 @@
 
 namespace fuserc_fuzz {
 
+// The targets' bodies, also run by tests/fuzz_replay on every saved finding (tests/fuzz/TARGET/)
+// so that each stays fixed in the normal build: 0, or an abort / uncaught exception.
+int fuzz_graph(const uint8_t* data, size_t size);
+int fuzz_safetensors(const uint8_t* data, size_t size);
+int fuzz_expr(const uint8_t* data, size_t size);
+int fuzz_package(const uint8_t* data, size_t size);
+int fuzz_c_api(const uint8_t* data, size_t size);
+
 // A finding that is not a crash by itself (a wrong answer): say what, then abort so that
 // libFuzzer saves the input.
 [[noreturn]] inline void fail(const char* what) {

@@ -73,7 +73,7 @@ fuserc::Expr build(int op, const fuserc::Expr& a, const fuserc::Expr& b) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuserc_fuzz::fuzz_expr(const uint8_t* data, size_t size) {
   if (size < 12) return 0;
   const char* names[3] = {"A", "B", "C"};
   int64_t values[3];
@@ -160,3 +160,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+#ifndef FUSERC_FUZZ_REPLAY
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return fuserc_fuzz::fuzz_expr(data, size);
+}
+#endif

@@ -6,8 +6,9 @@
 #include "core/base/diagnostics.h"
 #include "core/base/json_reader.h"
 #include "core/frontend/graph_parser.h"
+#include "fuzz/fuzz_common.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuserc_fuzz::fuzz_graph(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     fuserc::JsonDocument doc = fuserc::read_json(text, "fuzz.json");
@@ -17,3 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+#ifndef FUSERC_FUZZ_REPLAY
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return fuserc_fuzz::fuzz_graph(data, size);
+}
+#endif

@@ -14,7 +14,7 @@
 #include "runtime/executable.h"
 #include "serde/reader/package_reader.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuserc_fuzz::fuzz_package(const uint8_t* data, size_t size) {
   // The last 64 bytes (when there are more than that) choose the shapes; the rest is the package.
   size_t tail = size > 256 ? 64 : 0;
   fuserc_fuzz::ByteTail shapes_bytes(data + size - tail, tail);
@@ -54,3 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+#ifndef FUSERC_FUZZ_REPLAY
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return fuserc_fuzz::fuzz_package(data, size);
+}
+#endif

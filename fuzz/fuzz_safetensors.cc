@@ -9,7 +9,7 @@
 #include "core/base/safetensors.h"
 #include "fuzz/fuzz_common.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuserc_fuzz::fuzz_safetensors(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   fuserc::TensorMap tensors;
   try {
@@ -25,3 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (back.size() != tensors.size()) fuserc_fuzz::fail("round trip lost tensors");
   return 0;
 }
+
+#ifndef FUSERC_FUZZ_REPLAY
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return fuserc_fuzz::fuzz_safetensors(data, size);
+}
+#endif

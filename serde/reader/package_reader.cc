@@ -202,6 +202,7 @@ void PackageView::check_consistency() const {
   const size_t nin = m.inputs()->size();
   const size_t nout = m.outputs()->size();
   const size_t nker = m.kernels()->size();
+  for (const auto* s : *m.symbols()) need(s->name() != nullptr, "a symbol has no name");
   // The program: operands refer to earlier slots only.
   for (uint32_t i = 0; i < slots; ++i) {
     const fb::Instr* in = m.program()->Get(i);
