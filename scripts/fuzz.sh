@@ -25,7 +25,10 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
     -DFUSERC_FUZZ=ON -DFUSERC_BUILD_TESTS=OFF -DFUSERC_WERROR=OFF \
     $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
 fi
-cmake --build "$build" -j"${JOBS:-2}" --target "fuzz_$target" >/dev/null
+if ! cmake --build "$build" -j"${JOBS:-2}" --target "fuzz_$target" >"$build/fuzz-build.log" 2>&1; then
+  tail -30 "$build/fuzz-build.log" >&2
+  exit 1
+fi
 
 # Seeds: the test inputs of the target's kind (and fuzz/seeds/TARGET if any).
 corpus=$build/corpus/$target
