@@ -354,6 +354,8 @@ std::string serialize_package(const CompiledFusion& c, const PackageOptions& opt
   // The blob data first: FlatBuffers builds back to front, so it ends the buffer.
   auto blob_data =
       b.CreateVector(reinterpret_cast<const uint8_t*>(blobs.data().data()), blobs.data().size());
+  // The metadata is a nested FlatBuffer holding 8-byte structs: align it to 8 in the file.
+  b.ForceVectorAlignment(metadata.size(), sizeof(uint8_t), alignof(uint64_t));
   auto meta = b.CreateVector(reinterpret_cast<const uint8_t*>(metadata.data()), metadata.size());
   fb::PackageBuilder p(b);
   p.add_format_version(kPackageFormatVersion);

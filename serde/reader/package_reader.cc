@@ -81,6 +81,12 @@ std::unique_ptr<PackageView> PackageView::view_bytes(const uint8_t* data, size_t
                                                      const std::string& name) {
   std::unique_ptr<PackageView> p(new PackageView());
   p->name_ = name;
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    // FlatBuffers reads its tables in place: bytes not 8-byte aligned are read from a copy.
+    p->storage_.reset(new uint8_t[std::max<size_t>(size, 1)]);
+    if (size) std::memcpy(p->storage_.get(), data, size);
+    data = p->storage_.get();
+  }
   p->data_ = data;
   p->size_ = size;
   p->open(size);
@@ -157,6 +163,14 @@ void PackageView::open(size_t resident) {
       package_->blob_data()->size() != blob_size_)
     corrupted("its trailer and its structure disagree about the blobs");
   metadata_ = package_->metadata_nested_root();
+  const auto* meta_bytes = package_->metadata();
+  if (metadata_ && reinterpret_cast<uintptr_t>(meta_bytes->data()) % alignof(uint64_t) != 0) {
+    // The nested metadata holds 8-byte structs (the program): read an aligned copy when the
+    // bytes are not 8-byte aligned (packages written before the writer aligned them).
+    aligned_metadata_.reset(new uint64_t[meta_bytes->size() / sizeof(uint64_t) + 1]);
+    std::memcpy(aligned_metadata_.get(), meta_bytes->data(), meta_bytes->size());
+    metadata_ = flatbuffers::GetRoot<fb::Metadata>(aligned_metadata_.get());
+  }
   if (!metadata_ || metadata_->format_version() != version)
     corrupted("the metadata section is inconsistent with the header");
   // 5. Consistency.
@@ -188,6 +202,7 @@ void PackageView::check_consistency() const {
   const size_t nin = m.inputs()->size();
   const size_t nout = m.outputs()->size();
   const size_t nker = m.kernels()->size();
+  for (const auto* s : *m.symbols()) need(s->name() != nullptr, "a symbol has no name");
   // The program: operands refer to earlier slots only.
   for (uint32_t i = 0; i < slots; ++i) {
     const fb::Instr* in = m.program()->Get(i);

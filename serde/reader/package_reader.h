@@ -56,6 +56,7 @@ class PackageView {
   int fd_ = -1;                         // open_file: read blobs from here
   std::unique_ptr<uint8_t[]> storage_;  // open_file: the file's bytes (blobs filled on use)
   std::string owned_;                   // from_bytes
+  std::unique_ptr<uint64_t[]> aligned_metadata_;  // a copy when the metadata is misaligned
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t blob_offset_ = 0, blob_size_ = 0;

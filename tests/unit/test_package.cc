@@ -301,3 +301,21 @@ TEST_CASE("the program evaluator refuses overflow and division by zero", "[packa
   CHECK(evaluate_program(*vec3, nullptr, DeviceProps{108}, slots, &error));
   CHECK(slots[2] == 432);
 }
+
+// Found by fuzz/fuzz_package.cc (UBSan: misaligned fb::Instr): the nested metadata holds
+// 8-byte structs, so the writer aligns it to 8 and the reader never reads it in place from an
+// address that is not 8-byte aligned (a package embedded at an odd address is copied).
+TEST_CASE("the metadata is 8-byte aligned in the file and in memory", "[package]") {
+  std::string bytes = serialize_package(compile(kGraph, false), {});
+  const auto* pkg = fb::GetPackage(bytes.data());
+  CHECK((pkg->metadata()->data() - reinterpret_cast<const uint8_t*>(bytes.data())) % 8 == 0);
+  auto expected = Executable(PackageView::from_bytes(bytes, "p.fpkg")).bind({96, 64})->slots;
+  std::vector<uint64_t> storage(bytes.size() / 8 + 2);
+  for (size_t shift : {1, 4, 7}) {
+    auto* at = reinterpret_cast<uint8_t*>(storage.data()) + shift;
+    std::memcpy(at, bytes.data(), bytes.size());
+    Executable exe(PackageView::view_bytes(at, bytes.size(), "p.fpkg"));
+    CHECK(reinterpret_cast<uintptr_t>(exe.metadata().program()->Data()) % 8 == 0);
+    CHECK(exe.bind({96, 64})->slots == expected);
+  }
+}
