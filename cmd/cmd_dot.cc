@@ -19,19 +19,6 @@
 namespace fuserc::cmd {
 namespace {
 
-std::string quoted(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '\n') {
-      q += "\\n";
-      continue;
-    }
-    if (c == '"' || c == '\\') q += '\\';
-    q += c;
-  }
-  return q + "\"";
-}
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -53,27 +40,28 @@ std::string package_dot(const std::string& path) {
   std::map<std::string, std::string> scheduler;
   for (const auto& k : j["kernels"]) scheduler[k["name"]] = k["scheduler"];
   std::ostringstream d;
-  d << "digraph " << quoted(j["name"].get<std::string>()) << " {\n"
+  d << "digraph " << dot_quoted(j["name"].get<std::string>()) << " {\n"
     << "  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
   for (const auto& b : j["buffers"]) {
     std::string kind = b["kind"];
-    d << "  " << quoted("b:" + b["name"].get<std::string>()) << " [shape=ellipse"
+    d << "  " << dot_quoted("b:" + b["name"].get<std::string>()) << " [shape=ellipse"
       << (kind == "intermediate" ? ", color=\"#c03020\"" : ", style=filled, fillcolor=\"#e8e8e8\"")
       << ", label="
-      << quoted(b["name"].get<std::string>() + " (" + kind + ")\n" + b["dtype"].get<std::string>() +
-                ", " + b["bytes"].get<std::string>() + " bytes")
+      << dot_quoted(b["name"].get<std::string>() + " (" + kind + ")\n" +
+                    b["dtype"].get<std::string>() + ", " + b["bytes"].get<std::string>() + " bytes")
       << "];\n";
   }
   for (size_t l = 0; l < j["plan"].size(); ++l) {
     const auto& launch = j["plan"][l];
     std::string kernel = launch["variants"][0]["kernel"];
     std::string node = "launch " + std::to_string(l);
-    d << "  " << quoted(node) << " [shape=box, style=rounded, color=\"#4060a0\", label="
-      << quoted("kernel " + std::to_string(l) + ": " + scheduler[kernel] + "\n" + kernel) << "];\n";
+    d << "  " << dot_quoted(node) << " [shape=box, style=rounded, color=\"#4060a0\", label="
+      << dot_quoted("kernel " + std::to_string(l) + ": " + scheduler[kernel] + "\n" + kernel)
+      << "];\n";
     for (const auto& r : launch["reads"])
-      d << "  " << quoted("b:" + r.get<std::string>()) << " -> " << quoted(node) << ";\n";
+      d << "  " << dot_quoted("b:" + r.get<std::string>()) << " -> " << dot_quoted(node) << ";\n";
     for (const auto& w : launch["writes"])
-      d << "  " << quoted(node) << " -> " << quoted("b:" + w.get<std::string>()) << ";\n";
+      d << "  " << dot_quoted(node) << " -> " << dot_quoted("b:" + w.get<std::string>()) << ";\n";
   }
   d << "}\n";
   return d.str();

@@ -3,24 +3,13 @@
 #include <algorithm>
 
 #include "core/base/diagnostics.h"
+#include "core/ir/element_access.h"
 #include "core/schedule/in_place.h"
 
 namespace fuserc {
 
 bool is_pointwise_op(const Op& op) {
-  switch (op.info().group) {
-    case OpGroup::Unary:
-    case OpGroup::Binary:
-    case OpGroup::Ternary:
-    case OpGroup::Cast:
-    case OpGroup::Shape:
-    case OpGroup::Creation:
-    case OpGroup::Random:
-    case OpGroup::Control: return true;
-    case OpGroup::Reduction:
-    case OpGroup::Reserved: return false;
-  }
-  return false;
+  return has_element_access(op);  // every op but reductions reads its operands per element
 }
 
 std::string PointwiseScheduler::reject_reason(const Fusion& f, const Segment& group) const {

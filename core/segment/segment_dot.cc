@@ -6,10 +6,8 @@
 #include "core/ir/op_table.h"
 
 namespace fuserc {
-namespace {
 
-// A DOT string literal.
-std::string quoted(const std::string& s) {
+std::string dot_quoted(const std::string& s) {
   std::string q = "\"";
   for (char c : s) {
     if (c == '\n') {
@@ -21,6 +19,8 @@ std::string quoted(const std::string& s) {
   }
   return q + "\"";
 }
+
+namespace {
 
 std::string bytes_text(int64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -41,29 +41,29 @@ std::string segmentation_dot(const Fusion& f, const SegmentedFusion& s,
   for (size_t i = 0; i < s.segments.size(); ++i)
     for (int k : s.segments[i].ops) segment_of[k] = static_cast<int>(i);
   std::ostringstream d;
-  d << "digraph " << quoted(f.name) << " {\n"
+  d << "digraph " << dot_quoted(f.name) << " {\n"
     << "  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
     << "  edge [fontname=\"Helvetica\", fontsize=9];\n"
     << "  label="
-    << quoted(f.name + ": " + std::to_string(s.segments.size()) + " kernel" +
-              (s.segments.size() == 1 ? "" : "s") + " (sizes at the hints)")
+    << dot_quoted(f.name + ": " + std::to_string(s.segments.size()) + " kernel" +
+                  (s.segments.size() == 1 ? "" : "s") + " (sizes at the hints)")
     << ";\n";
   for (ValueId v : f.inputs) {
     const Value& val = f.value(v);
     d << "  v" << v << " [shape=box, style=filled, fillcolor=\"#e8e8e8\", label="
-      << quoted(val.name + "\n" + dtype_name(val.dtype) + shape_to_string(val.shape)) << "];\n";
+      << dot_quoted(val.name + "\n" + dtype_name(val.dtype) + shape_to_string(val.shape)) << "];\n";
   }
   for (size_t i = 0; i < s.segments.size(); ++i) {
     const Segment& seg = s.segments[i];
     d << "  subgraph cluster_" << i << " {\n    style=rounded; color=\"#4060a0\";\n    label="
-      << quoted("kernel " + std::to_string(i) + ": " + scheduler_name(seg.scheduler)) << ";\n";
+      << dot_quoted("kernel " + std::to_string(i) + ": " + scheduler_name(seg.scheduler)) << ";\n";
     for (int k : seg.ops) {
       const Op& op = f.ops[k];
       const Value& out = f.value(op.outs.at(0));
       bool is_output = false;
       for (ValueId o : op.outs) is_output = is_output || f.is_output(o);
       d << "    op" << k << " [shape=ellipse" << (is_output ? ", peripheries=2" : "")
-        << ", label=" << quoted(out.name + " = " + op.info().name) << "];\n";
+        << ", label=" << dot_quoted(out.name + " = " + op.info().name) << "];\n";
     }
     d << "  }\n";
   }
@@ -85,8 +85,8 @@ std::string segmentation_dot(const Fusion& f, const SegmentedFusion& s,
       if (val.def_op >= 0 && segment_of[val.def_op] != segment_of[k]) {
         int64_t bytes = hints.value_of(val.numel()) * static_cast<int64_t>(dtype_size(val.dtype));
         d << " [style=bold, color=\"#c03020\", fontcolor=\"#c03020\", label="
-          << quoted(val.name + " " + dtype_name(val.dtype) + shape_to_string(val.shape) + "\n" +
-                    bytes_text(bytes))
+          << dot_quoted(val.name + " " + dtype_name(val.dtype) + shape_to_string(val.shape) + "\n" +
+                        bytes_text(bytes))
           << "]";
       }
       d << ";\n";

@@ -12,6 +12,9 @@
 
 namespace fuserc {
 
+// `s` as a DOT string literal (quotes and backslashes escaped, newlines as \n).
+std::string dot_quoted(const std::string& s);
+
 std::string segmentation_dot(const Fusion& f, const SegmentedFusion& s,
                              const HeuristicHints& hints);
 
