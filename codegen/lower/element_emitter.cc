@@ -346,7 +346,9 @@ kir::ValuePtr ElementEmitter::compute(int id, const std::vector<kir::ValuePtr>& 
       kir::ValuePtr v = kir::call(
           "fz_iota", kir::Type::Double,
           {kir::literal(n.start, kir::Type::Double), kir::literal(n.step, kir::Type::Double), i});
-      return kir::convert(v, DType::F64, n.dtype);
+      // f16/bf16 values stay in f32 inside a kernel (rounded only when stored).
+      bool half = n.dtype == DType::F16 || n.dtype == DType::BF16;
+      return kir::convert(v, DType::F64, half ? DType::F32 : n.dtype);
     }
     case ENode::Kind::Rand: {
       std::vector<kir::ValuePtr> args = ops;

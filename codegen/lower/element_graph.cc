@@ -78,20 +78,15 @@ int ElementGraph::find(const Key& key) const {
 }
 
 int ElementGraph::literal(const fuserc::Literal& l, DType dtype) {
-  // A literal is written in the compute type; an element of an f16/bf16 tensor (a fill or
-  // pad value) is that value rounded to the dtype.
-  bool rounded = dtype == DType::F16 || dtype == DType::BF16;
+  // A literal is written in the compute type. An element of an f16/bf16 tensor made by `full`
+  // or a pad fill stays that value in f32, like every f16/bf16 value inside a kernel: the
+  // contract rounds to the dtype only where a value is written to memory (`eval` agrees).
+  bool half = dtype == DType::F16 || dtype == DType::BF16;
   ENode n;
   n.kind = ENode::Kind::Literal;
   n.literal = l;
-  n.dtype = rounded ? DType::F32 : dtype;
-  int id = add(std::move(n));
-  if (!rounded) return id;
-  ENode c;
-  c.kind = ENode::Kind::Convert;
-  c.dtype = dtype;
-  c.args = {id};
-  return add(std::move(c));
+  n.dtype = half ? DType::F32 : dtype;
+  return add(std::move(n));
 }
 
 int ElementGraph::operand_literal(const fuserc::Literal& l, DType computation) {
@@ -221,8 +216,13 @@ int ElementGraph::leaf(ValueId v, const std::vector<Expr>& coords) {
   FUSERC_CHECK(coords.size() == val.shape.size(),
                "value_at " + val.name + ": coordinates do not match the rank");
   if (auto it = reduced_.find(v); it != reduced_.end()) {
-    FUSERC_CHECK(coords == it->second.row_coords,
-                 "the reduction result '" + val.name + "' is read outside its row");
+    if (coords != it->second.row_coords) {
+      std::string at, row;
+      for (const Expr& c : coords) at += (at.empty() ? "" : ", ") + c.str();
+      for (const Expr& c : it->second.row_coords) row += (row.empty() ? "" : ", ") + c.str();
+      FUSERC_CHECK(false, "the reduction result '" + val.name + "' is read at [" + at +
+                              "], outside its row [" + row + "]");
+    }
     ENode n;
     n.kind = ENode::Kind::Reduced;
     n.value = v;

@@ -59,7 +59,9 @@ void run(const EvalContext& ctx, const Op& op, HostTensor& out, RefFn<T> fn) {
 
 std::vector<HostTensor> eval_elementwise(const EvalContext& ctx, const Op& op) {
   const Value& v = ctx.fusion.value(op.outs[0]);
-  HostTensor out(v.dtype, ctx.concrete_shape(v.shape));
+  // A cast rounds to its dtype (its purpose); other results keep f32 for f16/bf16.
+  HostTensor out(op.kind == OpKind::Cast ? v.dtype : storage_dtype(v.dtype),
+                 ctx.concrete_shape(v.shape));
   const ReferenceFns& ref = op.info().ref;
   switch (compute_type(computation_dtype(ctx.fusion, op))) {
     case ComputeType::F32: run<float>(ctx, op, out, ref.f32); break;

@@ -21,6 +21,12 @@ struct EvalContext {
   const HostTensor& operand(const Operand& a) const { return env[a.value]; }
 };
 
+// The dtype the interpreter stores a computed value in: f16 and bf16 results of arithmetic are
+// kept in f32, as a kernel keeps them in registers (the contract rounds a value to its declared
+// dtype only where it is written to memory: outputs, and explicitly by `cast`); every other
+// dtype is stored as declared. evaluate_fusion rounds the outputs to their declared dtypes.
+DType storage_dtype(DType declared);
+
 // Row-major strides of a shape.
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
 

@@ -107,7 +107,7 @@ std::vector<HostTensor> eval_reduction(const EvalContext& ctx, const Op& op) {
   std::vector<HostTensor> results;
   for (ValueId id : op.outs) {
     const Value& v = ctx.fusion.value(id);
-    results.emplace_back(v.dtype, ctx.concrete_shape(v.shape));
+    results.emplace_back(storage_dtype(v.dtype), ctx.concrete_shape(v.shape));
   }
   HostTensor& out = results[0];
   const ReferenceFns& ref = op.info().ref;

@@ -52,7 +52,7 @@ int64_t linear_index(const std::vector<int64_t>& idx, const std::vector<int64_t>
 HostTensor gather(const EvalContext& ctx, const Op& op, const SourceOf& source_of,
                   const Literal& fill) {
   const Value& v = ctx.fusion.value(op.outs[0]);
-  HostTensor out(v.dtype, ctx.concrete_shape(v.shape));
+  HostTensor out(storage_dtype(v.dtype), ctx.concrete_shape(v.shape));
   std::vector<int64_t> idx(out.rank(), 0);
   for (int64_t e = 0; e < out.numel(); ++e) {
     Source s = source_of(idx);
@@ -70,8 +70,8 @@ HostTensor gather(const EvalContext& ctx, const Op& op, const SourceOf& source_o
 
 HostTensor same_order_copy(const EvalContext& ctx, const Op& op) {
   const Value& v = ctx.fusion.value(op.outs[0]);
-  HostTensor out(v.dtype, ctx.concrete_shape(v.shape));
   const HostTensor& x = ctx.operand(op.args[0]);
+  HostTensor out(x.dtype(), ctx.concrete_shape(v.shape));  // the operand's storage dtype
   FUSERC_CHECK(x.nbytes() == out.nbytes(), "reshape changed the byte count");
   if (out.nbytes()) std::memcpy(out.data(), x.data(), out.nbytes());
   return out;
@@ -181,7 +181,7 @@ std::vector<HostTensor> eval_shape_op(const EvalContext& ctx, const Op& op) {
 
 std::vector<HostTensor> eval_creation(const EvalContext& ctx, const Op& op) {
   const Value& v = ctx.fusion.value(op.outs[0]);
-  HostTensor out(v.dtype, ctx.concrete_shape(v.shape));
+  HostTensor out(storage_dtype(v.dtype), ctx.concrete_shape(v.shape));
   const OpAttrs& a = op.attrs;
   switch (op.kind) {
     case OpKind::Full:

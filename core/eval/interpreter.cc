@@ -24,6 +24,10 @@ int64_t EvalContext::concrete(const Expr& e) const {
   });
 }
 
+DType eval::storage_dtype(DType declared) {
+  return declared == DType::F16 || declared == DType::BF16 ? DType::F32 : declared;
+}
+
 std::vector<int64_t> eval::contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
@@ -117,7 +121,8 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
     for (size_t i = 0; i < results.size(); ++i) {
       const Value& v = f.value(op.outs[i]);
       FUSERC_CHECK(
-          results[i].dtype() == v.dtype && results[i].shape() == ctx.concrete_shape(v.shape),
+          (results[i].dtype() == v.dtype || results[i].dtype() == eval::storage_dtype(v.dtype)) &&
+              results[i].shape() == ctx.concrete_shape(v.shape),
           "op " + std::to_string(k) + " evaluated to the wrong type or shape");
       env[op.outs[i]] = std::move(results[i]);
     }
@@ -131,7 +136,16 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
   std::set<std::string> seen;
   for (ValueId o : f.outputs) {
     const std::string& name = f.value(o).name;
-    if (seen.insert(name).second) out.emplace_back(name, env[f.updated_value(o)]);
+    if (!seen.insert(name).second) continue;
+    const HostTensor& t = env[f.updated_value(o)];
+    if (t.dtype() == f.value(o).dtype) {
+      out.emplace_back(name, t);
+      continue;
+    }
+    // An f16/bf16 value kept in f32: rounded to its dtype (to nearest even) as it is written.
+    HostTensor r(f.value(o).dtype, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) r.store_f32(i, t.load_f32(i));
+    out.emplace_back(name, std::move(r));
   }
   return out;
 }

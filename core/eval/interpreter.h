@@ -1,9 +1,12 @@
 // Owns `fuserc eval`: the CPU reference interpreter. It evaluates a Fusion op by op with the
 // contract's numerics, kept simple enough to be obviously right, since every generated kernel
 // is tested against it:
-//   - each op's result is stored in its declared dtype (f16/bf16 rounded to nearest even), as
-//     PyTorch's eager mode does; elementwise math on f16/bf16/f32 runs in float, on f64 in
-//     double, on integers in wrapping 64-bit arithmetic;
+//   - f16/bf16 values are rounded (to nearest even) only where the contract rounds them: by
+//     `cast` and when written as outputs; other f16/bf16 results stay in f32, as they do in a
+//     kernel's registers (PyTorch's eager mode would round each op's result, which puts an f32
+//     value computed from bf16 math, e.g. cast(gelu(x_bf16)), 2^-9 away from the reference);
+//     every other result is stored in its declared dtype; elementwise math on f16/bf16/f32
+//     runs in float, on f64 in double, on integers in wrapping 64-bit arithmetic;
 //   - reductions of floating-point values accumulate in double (at least the f32 the contract
 //     asks for), integer reductions in wrapping 64-bit arithmetic;
 //   - rand/randn use the Philox mapping of core/base/philox_impl.h.

@@ -195,18 +195,31 @@ TEST_CASE("literals inf, -inf and nan in args, full and pad", "[eval]") {
   CHECK(as_ints(out["pc"]) == std::vector<int64_t>{0, 1, 0, 1});  // NaN is non-zero: true
 }
 
-TEST_CASE("f16 and bf16 values are rounded each time they are stored", "[eval]") {
-  // 1 + 2^-9 is not a bf16; stored after the add it rounds to 1, so the sub gives 0.
+TEST_CASE("f16 and bf16 values are rounded by casts and as outputs, not between ops", "[eval]") {
+  // 1 + 2^-9 is not a bf16. Kept in f32 between ops (as a kernel keeps it in registers, and as
+  // the contract asks: values round where they are written to memory), the sub gives 2^-9;
+  // rounded by a cast to bf16 it is 1 and the sub gives 0; as an output it rounds to 1.
   auto out = run(graph(R"({"name": "x", "dtype": "bf16", "shape": [1]})",
                        R"({"op": "add", "args": ["x", 0.001953125], "out": "y"},
                           {"op": "sub", "args": ["y", "x"], "out": "z"},
-                          {"op": "cast", "args": ["x"], "dtype": "f32", "out": "xf"},
-                          {"op": "add", "args": ["xf", 0.001953125], "out": "yf"},
-                          {"op": "sub", "args": ["yf", "xf"], "out": "zf"})",
-                       R"("z", "zf")"),
+                          {"op": "cast", "args": ["y"], "dtype": "bf16", "out": "yc"},
+                          {"op": "sub", "args": ["yc", "x"], "out": "zc"},
+                          {"op": "gelu", "args": ["y"], "out": "g"},
+                          {"op": "cast", "args": ["g"], "dtype": "f32", "out": "gf"},
+                          {"op": "sum", "args": ["y"], "dims": [0], "out": "s"},
+                          {"op": "cast", "args": ["s"], "dtype": "f32", "out": "sf"})",
+                       R"("y", "z", "zc", "gf", "sf")"),
                  {{"x", tensor<double>(DType::BF16, {1}, {1.0})}});
-  CHECK(as_doubles(out["z"])[0] == 0.0);
-  CHECK(as_doubles(out["zf"])[0] == 0.001953125);
+  CHECK(out["y"].dtype() == DType::BF16);
+  CHECK(as_doubles(out["y"])[0] == 1.0);
+  CHECK(as_doubles(out["z"])[0] == 0.001953125);
+  CHECK(as_doubles(out["zc"])[0] == 0.0);
+  // gelu of the unrounded 1 + 2^-9, in float; rounding y first would give gelu(1).
+  const float y = 1.0f + 0.001953125f;
+  const float gelu = 0.5f * y * (1.0f + std::erf(y / std::sqrt(2.0f)));
+  CHECK(std::abs(as_doubles(out["gf"])[0] - gelu) < 1e-6);
+  CHECK(std::abs(as_doubles(out["gf"])[0] - 0.8413447460685429) > 1e-3);
+  CHECK(as_doubles(out["sf"])[0] == 1.001953125);  // a bf16 reduction's result, unrounded
 }
 
 TEST_CASE("reductions", "[eval]") {
