@@ -636,7 +636,9 @@ Expr floordiv(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
     }
-    if (a.lo() >= 0 && b.lo() > 0 && provably_less(a, b)) return Expr(0);
+    // a in [0, b): 0. Also where b may be 0: then no value of a is in range (a is, e.g., an
+    // index of extent b), so the expression is never evaluated.
+    if (a.lo() >= 0 && b.lo() >= 0 && provably_less(a, b)) return Expr(0);
     if (a.op() == ExprOp::FloorDiv && a.args()[1].lo() > 0 && b.lo() > 0)
       return floordiv(a.args()[0], a.args()[1] * b);
   }
@@ -694,7 +696,7 @@ Expr mod(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return mod(from_poly(rest), b);
     }
-    if (b.lo() > 0 && a.lo() >= 0 && provably_less(a, b)) return a;
+    if (b.lo() >= 0 && a.lo() >= 0 && provably_less(a, b)) return a;  // as in floordiv
     if (b.lo() > 0) {
       int64_t hi = b.hi() == kPosInf ? kPosInf : b.hi() - 1;
       if (a.lo() >= 0) hi = std::min(hi, a.hi());

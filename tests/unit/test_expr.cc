@@ -272,6 +272,20 @@ TEST_CASE("delinearized indices fold back over sums of symbols and extents that 
   }
 }
 
+TEST_CASE("an index of an extent that may be 0 divides to 0 and is its own remainder",
+          "[expr]") {
+  // A row index r of S rows, S >= 0: r / S is 0 and r % S is r wherever r exists (when S is
+  // 0 no r does). Without this, the row coordinates of a keepdim reduction result [1, S, 1]
+  // (r / S, r % S, 0) did not match those of its readers (0, r, 0): an internal error.
+  const Expr S = Expr::symbol("S", 0, 1000);
+  const Expr r = Expr::index("r", S);
+  CHECK(floordiv(r, S) == Expr(0));
+  CHECK(mod(r, S) == r);
+  // Not for values that may reach the divisor.
+  CHECK(floordiv(S, S + 1) == Expr(0));
+  CHECK(floordiv(S, Expr::symbol("T", 0, 1000)).op() == ExprOp::FloorDiv);
+}
+
 TEST_CASE("clamps of clamps and divisions of divisions stay flat", "[expr]") {
   const Expr S = Expr::symbol("S", 0, 1000);
   Expr e = max(N - 2, Expr(0));
