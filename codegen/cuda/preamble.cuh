@@ -258,8 +258,31 @@ __device__ __forceinline__ fz_welford<T> fz_welford_push(fz_welford<T> a, T x) {
   const T mean = a.mean + d / n;
   return fz_welford<T>{mean, a.m2 + d * (x - mean), n, a.sum + x};
 }
+// Without a division per element, for a thread that folds in only a few elements of a row
+// (a persistent variant's register-cached elements): the sums of y = x - k and y * y, with k
+// the thread's first finite element, kept in a "shifted" state marked by a negative count:
+// {mean: k, m2: sum y * y, n: -count, sum: sum y}. fz_welford_settle turns it into a Welford
+// state with one division. Since k is one of the elements, m2's rounding error is at most
+// about 2 * count ulp of m2, as good as Welford's for the counts this is used for (<= 32).
+template <typename T>
+__device__ __forceinline__ fz_welford<T> fz_welford_push_shifted(fz_welford<T> a, T x) {
+  const T k = a.n == T(0) ? (x - x == T(0) ? x : T(0)) : a.mean;  // x - x: 0 iff x is finite
+  const T y = x - k;
+  return fz_welford<T>{k, a.m2 + y * y, a.n - T(1), a.sum + y};
+}
+template <typename T>
+__device__ __forceinline__ fz_welford<T> fz_welford_settle(fz_welford<T> a) {
+  if (!(a.n < T(0))) return a;
+  const T n = -a.n;
+  const T q = a.sum / n;  // mean - k
+  T m2 = a.m2 - a.sum * q;
+  if (m2 < T(0)) m2 = T(0);  // rounding; a NaN stays NaN
+  return fz_welford<T>{a.mean + q, m2, n, a.mean * n + a.sum};
+}
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_welford<T> b) {
+  a = fz_welford_settle(a);
+  b = fz_welford_settle(b);
   if (b.n == T(0)) return a;
   if (a.n == T(0)) return b;
   const T n = a.n + b.n;
@@ -269,11 +292,13 @@ __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_var(fz_welford<T> a, T correction) {
+  a = fz_welford_settle(a);
   const T d = a.n - correction;
   return a.m2 / (d > T(0) ? d : T(0));
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_mean(fz_welford<T> a) {
+  a = fz_welford_settle(a);
   return a.sum / a.n;  // the mean of nothing is 0 / 0 (NaN)
 }
 

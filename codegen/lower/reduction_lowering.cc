@@ -647,7 +647,9 @@ class ReductionLowering {
         rb_body.push_back(kir::array(kir::compute_type_of(graph_.node(id).dtype), array, slots));
     }
 
-    // The phases.
+    // The phases. A persistent variant's threads fold in at most `slots` elements of a row.
+    const bool few_per_thread =
+        elements > 0 && std::max(elements, c.vec * c.vectors) <= kFewPerThread;
     for (int phase = 1; phase <= a_.phases; ++phase) {
       std::vector<Accumulator*> accs;
       for (auto& acc : c.accs)
@@ -661,7 +663,8 @@ class ReductionLowering {
           [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
             for (size_t i = 0; i < accs.size(); ++i)
               b.push_back(kir::assign(
-                  accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype)));
+                  accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype,
+                                                  few_per_thread)));
           },
           false);
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));

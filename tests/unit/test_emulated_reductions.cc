@@ -118,6 +118,43 @@ TEST_CASE("infinities and NaN in reductions", "[emulated]") {
               kSizes);
 }
 
+TEST_CASE("variances of rows far from zero, folded without a division per element",
+          "[emulated]") {
+  // Rows of values in [99, 101] (mean about 100, variance about 1/3): a persistent
+  // variant folds each thread's few elements as sums of x - k (k its first element) and
+  // settles them with one division; the variance must still match eval's double-precision
+  // one to f32's tolerance (2e-5), as must a layer norm's output built from it. A naive sum
+  // of squares in f32 would be off by about 1e-3 here. (At offsets of 1e4 f32 itself is the
+  // limit: Welford's combine of f32 means, as before, is off by about 1e-4.)
+  const std::string g = R"({"fuserc": 1, "name": "offset_var", "symbols": {"N": {"hint": 4}, "H": {"hint": 768}},
+    "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "H"], "range": [99, 101]}],
+    "ops": [{"op": "var_mean", "args": ["x"], "dims": [1], "keepdim": true, "correction": 0, "out": ["v", "m"]},
+            {"op": "sub", "args": ["x", "m"], "out": "xc"},
+            {"op": "add", "args": ["v", 1e-5], "out": "ve"},
+            {"op": "rsqrt", "args": ["ve"], "out": "r"},
+            {"op": "mul", "args": ["xc", "r"], "out": "y"}],
+    "outputs": ["v", "m", "y"]})";
+  Bindings sizes;
+  for (int64_t h : {1, 2, 7, 31, 768, 1000, 4096}) sizes.push_back({{"N", 5}, {"H", h}});
+  auto launched = check_graph(g, sizes, {.every_memory_mode = false});
+  for (const auto& names : launched) REQUIRE(names.size() == 1);
+  PassContext ctx;
+  CompileOptions o;
+  o.run_nvrtc = false;
+  CompiledFusion c = compile_fusion(parse_text(g), o, ctx);
+  int shifted = 0, plain = 0;
+  for (const auto& k : c.kernels) {
+    bool s = k.source.find("= fz_welford_push_shifted(") != std::string::npos;
+    bool p = k.source.find("= fz_welford_push(") != std::string::npos;
+    INFO("kernel " << k.name);
+    CHECK(s != p);
+    shifted += s;
+    plain += p;
+  }
+  CHECK(shifted > 0);  // the persistent variants fold without a division per element
+  CHECK(plain > 0);    // the streaming ones (rows too long for registers) keep Welford's push
+}
+
 TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulated]") {
   for (const auto& [name, json] : normalization_graphs()) {
     INFO("graph " << name);

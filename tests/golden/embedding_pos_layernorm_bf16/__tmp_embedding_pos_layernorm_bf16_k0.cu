@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k
               pos_r[lane] = pos_v2;
               w_r[lane] = w_v2;
               b_r[lane] = b_v2;
-              acc_var = fz_welford_push(acc_var, hf_v);
+              acc_var = fz_welford_push_shifted(acc_var, hf_v);
             }
           }
         }
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k
           pos_r[j] = pos_v;
           w_r[j] = w_v;
           b_r[j] = b_v;
-          acc_var = fz_welford_push(acc_var, hf);
+          acc_var = fz_welford_push_shifted(acc_var, hf);
         }
       }
     }

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_t128(
               x_r[lane] = x_v2;
               w_r[lane] = w_v2;
               b_r[lane] = b_v2;
-              acc_var = fz_welford_push(acc_var, xf_v);
+              acc_var = fz_welford_push_shifted(acc_var, xf_v);
             }
           }
         }
@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_t128(
           x_r[j] = x_v;
           w_r[j] = w_v;
           b_r[j] = b_v;
-          acc_var = fz_welford_push(acc_var, xf);
+          acc_var = fz_welford_push_shifted(acc_var, xf);
         }
       }
     }
