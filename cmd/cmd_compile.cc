@@ -48,7 +48,11 @@ void add_compile_command(CLI::App& app) {
       "the graph's symbols; `fuserc inspect` shows it. Identical input and options give\n"
       "identical bytes, whatever the folder, the time, -j or the cache. Nothing is written\n"
       "unless compilation succeeds. NVRTC results are kept in a cache shared by every fuserc\n"
-      "process (see `fuserc cache --help`); on a terminal a line shows NVRTC's progress.");
+      "process (see `fuserc cache --help`); on a terminal a line shows NVRTC's progress.\n"
+      "Limits: graph file 64 MiB, JSON nesting 64, 1,000,000 ops, 100,000 inputs, 10,000\n"
+      "symbols, rank 32, names of 128 characters, extents below 2^62. The package is written\n"
+      "to an unnamed temporary file renamed over OUT when whole: a full disk, a failed NVRTC\n"
+      "or a killed compile leaves the previous OUT as it was and no other file.");
   sub->callback([o] {
     std::unique_ptr<DiskCache> cache = open_compile_cache(o->cache);
     nvrtc_toolchain(cache.get());  // from the cache when NVRTC is unchanged: no need to load it

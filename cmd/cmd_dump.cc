@@ -23,6 +23,7 @@ void add_dump_command(CLI::App& app) {
       ->required();
   sub->callback([o] {
     auto exe = Executable::load(o->package);
+    exe->package().verify_all();  // a damaged package writes nothing, not some of its files
     std::error_code ec;
     std::filesystem::create_directories(o->dir, ec);
     if (ec) throw UserError(SourcePlace{o->dir}, "cannot create directory: " + ec.message());

@@ -37,7 +37,10 @@ void add_run_command(CLI::App& app) {
       "architecture, else a compatible one, else the PTX compiled by the driver.\n"
       "--emulate needs a host C++ compiler (FUSERC_HOST_CXX, else c++); compiled kernels are\n"
       "cached in FUSERC_CACHE_DIR (default ~/.cache/fuserc). FUSERC_EMU_THREADS sets how many\n"
-      "host threads run blocks. Nothing is written unless the run succeeds.");
+      "host threads run blocks. Nothing is written unless the run succeeds.\n"
+      "Before any launch: the package is checked (a truncated or corrupted one is refused),\n"
+      "every input's dtype, rank and extents, each symbol bound to one size within its range,\n"
+      "every size computed without 64-bit overflow and every grid within the CUDA limits.");
   sub->callback([o] {
     auto exe = Executable::load(o->package);
     TensorMap inputs = read_safetensors(o->inputs);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "core/base/diagnostics.h"
@@ -26,9 +27,23 @@ ParamType param_type(const std::string& c_type, const std::string& kernel) {
                   ", which this runtime does not know (a package from a newer fuserc?)");
 }
 
-uint64_t checked_size(int64_t v, const char* what) {
-  FUSERC_CHECK(v >= 0, std::string("negative ") + what + " in a bound plan");
+// A size the bound program computed, refused when negative or beyond kMaxPlanBytes (only a
+// corrupted package or a shape no device could hold gets there), so that no sum of sizes
+// overflows and no allocation is attempted for an absurd size.
+uint64_t checked_size(int64_t v, const std::string& file, const std::string& what) {
+  if (v < 0 || static_cast<uint64_t>(v) > kMaxPlanBytes)
+    throw UserError(SourcePlace{file}, "cannot launch: the " + what + " is " + std::to_string(v) +
+                                           " bytes, outside [0, 2^56]");
   return static_cast<uint64_t>(v);
+}
+
+// The launch limits of every CUDA device (compute capability 3.0 and later).
+void check_dims(const LaunchDims& d, const std::string& file, const std::string& kernel) {
+  const uint64_t threads = uint64_t{d.block[0]} * d.block[1] * d.block[2];
+  if (d.grid[0] > 2147483647u || d.grid[1] > 65535u || d.grid[2] > 65535u || d.block[0] > 1024u ||
+      d.block[1] > 1024u || d.block[2] > 64u || threads > 1024u)
+    throw UserError(SourcePlace{file}, "cannot launch kernel " + quote(kernel) + ": " +
+                                           describe_dims(d) + " is beyond the CUDA limits");
 }
 
 // A float parameter from a double, without the undefined behaviour of an out-of-range cast.
@@ -120,7 +135,8 @@ std::string describe_dims(const LaunchDims& d) {
 
 LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
   const fb::Metadata& m = exe.metadata();
-  intermediate_bytes_ = checked_size(b.slot(m.workspace_bytes_slot()), "workspace size");
+  const std::string& file = exe.package().name();
+  intermediate_bytes_ = checked_size(b.slot(m.workspace_bytes_slot()), file, "workspace size");
   scratch_offset_ = align_up(intermediate_bytes_);
   uint64_t scratch_bytes = 0;
   for (uint32_t l = 0; l < m.plan()->size(); ++l) {
@@ -134,12 +150,19 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
       int64_t g = b.slot(k->grid()->Get(d));
       int64_t t = b.slot(k->block()->Get(d));
       if (g <= 0 || t <= 0) empty = true;
-      p.dims.grid[d] = static_cast<uint32_t>(std::max<int64_t>(g, 0));
-      p.dims.block[d] = static_cast<uint32_t>(std::max<int64_t>(t, 0));
+      p.dims.grid[d] = static_cast<uint32_t>(std::clamp<int64_t>(g, 0, UINT32_MAX));
+      p.dims.block[d] = static_cast<uint32_t>(std::clamp<int64_t>(t, 0, UINT32_MAX));
     }
     if (empty) continue;  // an empty tensor: nothing to launch
-    p.dims.dynamic_shared_bytes =
-        static_cast<uint32_t>(checked_size(b.slot(k->dynamic_smem_slot()), "shared memory"));
+    // Clamped values are above every limit, so check_dims refuses them.
+    check_dims(p.dims, file, k->name()->str());
+    const uint64_t smem = checked_size(b.slot(k->dynamic_smem_slot()), file,
+                                       "dynamic shared memory of kernel " + k->name()->str());
+    if (smem > UINT32_MAX)
+      throw UserError(SourcePlace{file}, "cannot launch kernel " + quote(k->name()->str()) + ": " +
+                                             std::to_string(smem) +
+                                             " bytes of dynamic shared memory");
+    p.dims.dynamic_shared_bytes = static_cast<uint32_t>(smem);
 
     // Scratch: partials after the intermediates, counters in their own region; both restart
     // at offset 0 for every launch.
@@ -148,7 +171,7 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
     if (k->allocations())
       for (const auto* al : *k->allocations()) {
         PlannedAllocation a;
-        a.bytes = checked_size(b.slot(al->bytes_slot()), "scratch size");
+        a.bytes = checked_size(b.slot(al->bytes_slot()), file, "scratch size");
         a.zero_init = al->zero_init();
         uint64_t& end = a.zero_init ? counters : partials;
         a.offset = end;
@@ -177,7 +200,13 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
             s.index = static_cast<uint32_t>(buf->io_index());
           } else {
             s.kind = ArgSource::Kind::Workspace;
-            s.offset = checked_size(b.slot(buf->offset_slot()), "workspace offset");
+            s.offset = checked_size(b.slot(buf->offset_slot()), file, "workspace offset");
+            // An intermediate lies inside the intermediates' region of the workspace.
+            const uint64_t bytes = checked_size(b.slot(buf->bytes_slot()), file, "buffer size");
+            if (s.offset > intermediate_bytes_ || bytes > intermediate_bytes_ - s.offset)
+              throw UserError(SourcePlace{file}, "corrupted package: buffer " +
+                                                     quote(buf->name()->str()) +
+                                                     " lies outside the workspace");
           }
           break;
         }
@@ -221,7 +250,7 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
   for (uint32_t j = 0; j < m.outputs()->size(); ++j) {
     const fb::Tensor* t = m.outputs()->Get(j);
     OutputSource o;
-    o.bytes = checked_size(b.slot(t->bytes_slot()), "output size");
+    o.bytes = checked_size(b.slot(t->bytes_slot()), file, "output size");
     if (t->source_input() >= 0) {
       o.from_input = t->source_input();
     } else if (t->buffer() >= 0) {

@@ -80,6 +80,8 @@ struct ArgBases {
 };
 
 inline constexpr uint64_t kPlanAlignment = 256;
+// The largest size (bytes) of any buffer, workspace or output a bound plan accepts: 2^56.
+inline constexpr uint64_t kMaxPlanBytes = uint64_t{1} << 56;
 
 class LaunchPlan {
  public:

@@ -65,8 +65,12 @@ void run_job(Job& job, const NvrtcOptions& options) {
   const KernelSummary& k = *job.kernel;
   nvrtcProgram prog;
   std::string file = k.name + ".cu";
-  if (api.create_program(&prog, k.source.c_str(), file.c_str(), 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS) {
+  // Test-only failure injection (README "Hardening"): with FUSERC_TEST_FAIL_NVRTC set, NVRTC
+  // sees an #error first, so that tests can check what a failed compilation leaves behind.
+  static const bool inject_failure = std::getenv("FUSERC_TEST_FAIL_NVRTC") != nullptr;
+  const std::string injected = inject_failure ? "#error FUSERC_TEST_FAIL_NVRTC\n" + k.source : "";
+  const char* source = inject_failure ? injected.c_str() : k.source.c_str();
+  if (api.create_program(&prog, source, file.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
     job.error = "nvrtcCreateProgram failed for generated kernel " + k.name;
     return;
   }

@@ -113,18 +113,48 @@ std::string read_file(const std::string& path, size_t max_bytes) {
 
 namespace {
 
+// Opens an unnamed file in the directory of `path` (O_TMPFILE): if the process dies before it
+// is linked, the kernel frees it, so a killed write leaves nothing behind. -1 with errno set
+// when the file system has no O_TMPFILE (the caller falls back to a named temporary).
+int open_unnamed_beside(const std::string& path) {
+  static const bool have_proc = ::access("/proc/self/fd", X_OK) == 0;  // linkat needs it
+  if (!have_proc) {
+    errno = EOPNOTSUPP;
+    return -1;
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  int fd;
+  do {
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
 void write_via_rename(const std::string& path, std::string_view data, bool durable) {
   if (path.empty()) fail_write(path, ENOENT);
   const std::string temp = temp_path_for(path);
-  int fd;
-  do {
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) fail_write(path, errno);
+  int fd = open_unnamed_beside(path);
+  const bool unnamed = fd >= 0;
+  if (!unnamed && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+    fail_write(path, errno);
+  if (!unnamed) {
+    do {
+      fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) fail_write(path, errno);
+  }
 
   FdCloser closer(fd);
   int err = write_all(fd, data);
   if (err == 0 && durable && ::fsync(fd) != 0) err = errno;
+  // An unnamed file gets its temporary name only once it is whole; the rename then replaces
+  // `path` atomically, as for a named temporary.
+  if (err == 0 && unnamed) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp.c_str(), AT_SYMLINK_FOLLOW) != 0)
+      err = errno;
+  }
   const int close_err = closer.close_now();
   if (err == 0) err = close_err;
   if (err == 0 && ::rename(temp.c_str(), path.c_str()) != 0) err = errno;

@@ -14,6 +14,9 @@ std::string read_file(const std::string& path, size_t max_bytes = size_t(1) << 3
 
 // Writes `data` to a temporary file beside `path` (same directory), flushes it, then renames
 // it over `path`. On failure the temporary file is removed and a UserError names `path`.
+// The temporary is an unnamed O_TMPFILE file, named only once complete, so a process killed
+// mid-write leaves no file behind (on file systems without O_TMPFILE, a named temporary
+// `.NAME.tmp.PID.N` is used instead).
 void write_file_atomically(const std::string& path, std::string_view data);
 
 // The same without the fsyncs: a reader sees the old file or the whole new one, but after a

@@ -80,11 +80,22 @@ std::string GraphReader::read_string(const Json& j, const std::string& path,
   return j.get<std::string>();
 }
 
+std::string name_length_message(const std::string& name, const std::string& what) {
+  return what + " " + quote(name) + " is " + std::to_string(name.size()) +
+         " characters long; the limit is " + std::to_string(kMaxNameLength);
+}
+
+void GraphReader::check_name_length(const std::string& name, const std::string& path,
+                                    const std::string& what) const {
+  if (name.size() > kMaxNameLength) fail(path, name_length_message(name, what));
+}
+
 std::string GraphReader::read_identifier(const Json& j, const std::string& path,
                                          const std::string& what) const {
   std::string s = read_string(j, path, what);
   if (!is_identifier(s))
     fail(path, what + " " + quote(s) + " is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  check_name_length(s, path, what);
   return s;
 }
 
@@ -163,6 +174,7 @@ Expr GraphReader::read_extent(const Json& j, const std::string& path, ExtentUse 
     std::string s = j.get<std::string>();
     if (!is_identifier(s))
       fail(path, what + " " + quote(s) + " is neither an integer nor a symbol name");
+    check_name_length(s, path, "symbol name");
     return symbol_expr(s, path, use);
   }
   if (!j.is_number_integer())
@@ -199,10 +211,14 @@ void GraphReader::check_new_name(const std::string& name, const std::string& pat
 void GraphReader::read_symbols(const Json& j) {
   const std::string path = "$.symbols";
   if (!j.is_object()) fail(path, "symbols must be an object {name: {hint, min, max}}");
+  if (j.size() > kMaxSymbols)
+    fail(path, "has " + std::to_string(j.size()) + " symbols; the limit is " +
+                   std::to_string(kMaxSymbols));
   for (const auto& [name, spec] : j.items()) {
     std::string p = json_path_member(path, name);
     if (!is_identifier(name))
       fail(p, "symbol name " + quote(name) + " is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    check_name_length(name, p, "symbol name");
     if (!spec.is_object()) fail(p, "a symbol must be an object {hint, min, max}");
     check_keys(spec, p, {"hint", "min", "max"}, "symbol " + quote(name));
     SymbolDecl s;
@@ -230,6 +246,9 @@ void GraphReader::read_symbols(const Json& j) {
 void GraphReader::read_inputs(const Json& j) {
   const std::string path = "$.inputs";
   read_array(j, path, "inputs");
+  if (j.size() > kMaxInputs)
+    fail(path,
+         "has " + std::to_string(j.size()) + " inputs; the limit is " + std::to_string(kMaxInputs));
   for (size_t i = 0; i < j.size(); ++i) {
     std::string p = json_path_index(path, i);
     const Json& in = j[i];
@@ -242,6 +261,9 @@ void GraphReader::read_inputs(const Json& j) {
     v.input_index = static_cast<int>(i);
     if (in.contains("shape")) {
       const Json& shape = read_array(in["shape"], p + ".shape", "shape");
+      if (shape.size() > kMaxRank)
+        fail(p + ".shape", "input " + quote(v.name) + " has rank " + std::to_string(shape.size()) +
+                               "; the limit is " + std::to_string(kMaxRank));
       for (size_t d = 0; d < shape.size(); ++d)
         v.shape.push_back(read_extent(shape[d], json_path_index(p + ".shape", d),
                                       ExtentUse::InputShape, false, false));
@@ -366,6 +388,9 @@ Fusion GraphReader::read() {
   read_inputs(inputs);
   read_input_strides(inputs);
   read_array(ops, "$.ops", "ops");
+  if (ops.size() > kMaxOps)
+    fail("$.ops",
+         "has " + std::to_string(ops.size()) + " ops; the limit is " + std::to_string(kMaxOps));
   prescan_op_names(ops);
   for (size_t k = 0; k < ops.size(); ++k) {
     cur_op_index_ = static_cast<int>(k);

@@ -11,11 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/json_reader.h"
+#include "core/frontend/graph_limits.h"
 #include "core/ir/fusion.h"
 
 namespace fuserc {
 
 using Json = nlohmann::json;
+
+// "input name 'xxx...' is 300 characters long; the limit is 128"
+std::string name_length_message(const std::string& name, const std::string& what);
 
 class GraphReader {
  public:
@@ -35,6 +39,9 @@ class GraphReader {
   // ---- errors
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
   // An error in op `k`: names the op, its output and the path.
+  // A name longer than kMaxNameLength is refused (`what` says which name: "input name").
+  void check_name_length(const std::string& name, const std::string& path,
+                         const std::string& what) const;
   [[noreturn]] void fail_op(int k, const Json& op, const std::string& path,
                             const std::string& message) const;
 

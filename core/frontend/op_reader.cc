@@ -212,6 +212,8 @@ void GraphReader::read_op(int k, const Json& op) {
     std::string p = out.is_array() ? json_path_index(path + ".out", i) : path + ".out";
     if (!is_identifier(out_names[i]))
       fail_op(k, op, p, "result name " + quote(out_names[i]) + " is not an identifier");
+    if (out_names[i].size() > kMaxNameLength)
+      fail_op(k, op, p, name_length_message(out_names[i], "result name"));
     check_new_name(out_names[i], p, k, &op);
     for (size_t j = 0; j < i; ++j)
       if (out_names[j] == out_names[i])
@@ -270,6 +272,11 @@ void GraphReader::read_op(int k, const Json& op) {
   FUSERC_CHECK(results.size() == out_names.size(), "shape inference gave the wrong result count");
   int op_index = static_cast<int>(f_.ops.size());
   for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].shape.size() > kMaxRank)
+      fail_op(k, op, path,
+              "the result " + quote(out_names[i]) + " has rank " +
+                  std::to_string(results[i].shape.size()) + "; the limit is " +
+                  std::to_string(kMaxRank));
     Value v;
     v.name = out_names[i];
     v.dtype = results[i].dtype;

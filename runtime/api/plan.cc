@@ -1,5 +1,9 @@
 #include "runtime/api/plan.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
 #include "runtime/api/host_launcher.h"
 #include "runtime/api/package_state.h"
 #include "runtime/cuda/cuda_device.h"
@@ -65,7 +69,14 @@ void Plan::describe_tensors() {
     shapes_.push_back(std::move(shape));
     strides_.push_back(std::move(strides));
     input_needed_.push_back(t->scalar() || binding_->slot(t->bytes_slot()) > 0);
+    input_bytes_.push_back(t->scalar() ? 0
+                                       : static_cast<uint64_t>(binding_->slot(t->bytes_slot())));
+    input_align_.push_back(static_cast<uint32_t>(dtype_size(static_cast<DType>(t->dtype()))));
   }
+  input_written_.assign(m.inputs()->size(), false);
+  for (const auto* b : *m.buffers())
+    if (b->kind() == fb::BufferKind::Output && b->alias_input() >= 0)
+      input_written_[static_cast<uint32_t>(b->alias_input())] = true;
   for (uint32_t j = 0; j < m.outputs()->size(); ++j) {
     const OutputSource& o = plan_.outputs()[j];
     output_needed_.push_back(o.from_input < 0 && o.from_output < 0 && o.bytes > 0);
@@ -79,6 +90,95 @@ void Plan::describe_tensors() {
       }
     }
     output_in_strided_input_.push_back(strided);
+    output_align_.push_back(
+        static_cast<uint32_t>(dtype_size(static_cast<DType>(m.outputs()->Get(j)->dtype()))));
+  }
+}
+
+// Misaligned and overlapping buffers: each tensor pointer is aligned to its element size; no
+// output overlaps an input or another output, and no input written in place overlaps another
+// input, except where the two are the same memory by design (an output that is an input or
+// is written in its place, passed as that input's pointer; an output listed twice).
+void Plan::check_memory(const void* const* inputs, void* const* outputs, const void* workspace,
+                        const std::function<void(const std::string&)>& bad) const {
+  const fb::Metadata& m = state_->exe->metadata();
+  auto in_name = [&](size_t i) {
+    return "input " + quote(m.inputs()->Get(static_cast<uint32_t>(i))->name()->str());
+  };
+  auto out_name = [&](size_t j) {
+    return "output " + quote(m.outputs()->Get(static_cast<uint32_t>(j))->name()->str());
+  };
+  auto addr = [](const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
+  auto hex = [](uint64_t v) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+    return std::string(text);
+  };
+  auto name = [&](int32_t index) { return index >= 0 ? in_name(index) : out_name(-1 - index); };
+  auto misaligned = [&](const void* p, uint32_t align, int32_t index) {
+    if (addr(p) % align != 0)
+      bad(name(index) + " at " + hex(addr(p)) + " is not aligned to its " + std::to_string(align) +
+          "-byte elements");
+  };
+  // Every non-empty tensor as [begin, end), sorted by begin, swept with the list of those
+  // still open: n log n plus the overlapping pairs. The scratch lists are reused, so that
+  // launching does not allocate after a thread's first launch.
+  struct Range {
+    uint64_t begin, end;
+    int32_t index;  // inputs: i; outputs: -1 - j
+  };
+  thread_local std::vector<Range> ranges, open;
+  ranges.clear();
+  open.clear();
+  for (size_t i = 0; inputs && i < input_needed_.size(); ++i) {
+    if (input_scalar_[i] || !inputs[i]) continue;
+    misaligned(inputs[i], input_align_[i], int32_t(i));
+    if (input_bytes_[i] > 0)
+      ranges.push_back({addr(inputs[i]), addr(inputs[i]) + input_bytes_[i], int32_t(i)});
+  }
+  const auto& src = plan_.outputs();
+  for (size_t j = 0; outputs && j < output_needed_.size(); ++j) {
+    if (!outputs[j]) continue;
+    misaligned(outputs[j], output_align_[j], -1 - int32_t(j));
+    if (src[j].bytes > 0)
+      ranges.push_back({addr(outputs[j]), addr(outputs[j]) + src[j].bytes, -1 - int32_t(j)});
+  }
+  if (workspace && addr(workspace) % 16 != 0)
+    bad("the workspace at " + hex(addr(workspace)) + " is not 16-byte aligned");
+  // Whether two overlapping tensors may share memory: read-only inputs always; an output and
+  // the input it is (or is written in place of), or two listings of one value, at one address.
+  auto allowed = [&](const Range& a, const Range& b) {
+    if (a.index >= 0 && b.index >= 0) return !input_written_[a.index] && !input_written_[b.index];
+    if (a.begin != b.begin) return false;
+    if (a.index >= 0 || b.index >= 0) {
+      const Range& o = a.index < 0 ? a : b;
+      const Range& i = a.index < 0 ? b : a;
+      return src[-1 - o.index].from_input == i.index;
+    }
+    const OutputSource& x = src[-1 - a.index];
+    const OutputSource& y = src[-1 - b.index];
+    return x.from_output == -1 - b.index || y.from_output == -1 - a.index ||
+           (x.from_output >= 0 && x.from_output == y.from_output) ||
+           (x.from_input >= 0 && x.from_input == y.from_input);
+  };
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  for (const Range& r : ranges) {
+    open.erase(
+        std::remove_if(open.begin(), open.end(), [&](const Range& o) { return o.end <= r.begin; }),
+        open.end());
+    for (const Range& o : open)
+      if (!allowed(o, r)) {
+        const bool input_pair = o.index >= 0 && r.index >= 0;
+        const Range& w = input_pair && input_written_[r.index] ? r : o;
+        const Range& other = &w == &r ? o : r;
+        if (input_pair)
+          bad(name(w.index) + ", which is written in place, overlaps the memory of " +
+              name(other.index));
+        bad(name(r.index < 0 ? r.index : o.index) + " overlaps the memory of " +
+            name(r.index < 0 ? o.index : r.index));
+      }
+    open.push_back(r);
   }
 }
 
@@ -105,7 +205,7 @@ std::vector<int64_t> Plan::output_shape(uint32_t output) const {
   return s;
 }
 
-void Plan::check_pointers(const void* const* inputs, void* const* outputs,
+void Plan::check_pointers(const void* const* inputs, void* const* outputs, const void* workspace,
                           const int64_t* const* strides) const {
   const fb::Metadata& m = state_->exe->metadata();
   auto bad = [&](const std::string& what) {
@@ -129,6 +229,7 @@ void Plan::check_pointers(const void* const* inputs, void* const* outputs,
             ", which is strided: pass NULL or that input's pointer");
     }
   }
+  check_memory(inputs, outputs, workspace, bad);
   if (!strides) return;
   for (uint32_t i = 0; i < input_needed_.size(); ++i) {
     if (!strides[i] || input_scalar_[i]) continue;
@@ -187,7 +288,7 @@ ArgBases Plan::prepare(void* stream, const void* const* inputs, void* const* out
 
 void Plan::launch(void* stream, const void* const* inputs, void* const* outputs, void* workspace,
                   size_t workspace_size, const int64_t* const* input_strides) {
-  check_pointers(inputs, outputs, input_strides);
+  check_pointers(inputs, outputs, workspace, input_strides);
   if (host_) {
     check_host_stream(stream);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -219,7 +320,7 @@ void Plan::launch(void* stream, const void* const* inputs, void* const* outputs,
 
 void Plan::launch_one(size_t i, void* stream, const void* const* inputs, void* const* outputs,
                       void* workspace, size_t workspace_size) {
-  check_pointers(inputs, outputs, nullptr);
+  check_pointers(inputs, outputs, workspace, nullptr);
   if (host_) {
     check_host_stream(stream);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -245,7 +346,7 @@ std::unique_ptr<Graph> Plan::capture(void* stream, const void* const* inputs, vo
   if (!stream)
     throw CudaError(Failure::InvalidArgument,
                     "capturing a CUDA graph needs a stream other than the legacy default stream");
-  check_pointers(inputs, outputs, nullptr);
+  check_pointers(inputs, outputs, workspace, nullptr);
   const cuda::DriverApi& d = table();
   auto s = static_cast<cuda::CUstream>(stream);
   {

@@ -21,8 +21,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "runtime/launch_plan.h"
@@ -94,6 +96,9 @@ class Plan : public std::enable_shared_from_this<Plan> {
   std::vector<bool> input_scalar_;
   std::vector<std::vector<int64_t>> shapes_, strides_;  // per input
   std::vector<bool> output_in_strided_input_;           // the output is a strided input's memory
+  std::vector<uint64_t> input_bytes_;                   // the memory each input spans
+  std::vector<uint32_t> input_align_, output_align_;    // element sizes
+  std::vector<bool> input_written_;                     // an output is written in its place
   uint64_t counters_ = 0;                               // CUdeviceptr
   uint64_t owned_workspace_ = 0;
   std::atomic<bool> counters_zeroed_{false};
@@ -107,8 +112,12 @@ class Plan : public std::enable_shared_from_this<Plan> {
   const cuda::DriverApi& table() const { return *driver_; }
   void describe_tensors();  // shapes_, strides_ and the flags below them, from the binding
   void check_host_stream(void* stream) const;
-  void check_pointers(const void* const* inputs, void* const* outputs,
+  // Null, misaligned and overlapping pointers, strides: a CudaError(InvalidArgument) naming
+  // the tensor.
+  void check_pointers(const void* const* inputs, void* const* outputs, const void* workspace,
                       const int64_t* const* input_strides) const;
+  void check_memory(const void* const* inputs, void* const* outputs, const void* workspace,
+                    const std::function<void(const std::string&)>& bad) const;
 };
 
 class Graph {

@@ -313,3 +313,83 @@ TEST_CASE("the C interface gives what fuserc inspect --json prints", "[c_api]") 
         FUSERC_ERROR_INVALID_ARGUMENT);
   fuserc_package_free(p);
 }
+
+TEST_CASE("the C interface refuses misaligned and overlapping buffers before any launch",
+          "[c_api]") {
+  fuserc_load_options options{FUSERC_DEVICE_EMULATOR, nullptr};
+  fuserc_package* p = nullptr;
+  REQUIRE(fuserc_package_load_bytes(mix_package().data(), mix_package().size(), 0, &options, &p) ==
+          FUSERC_OK);
+  Fusion f = parse_text(kMixGraph);
+  TensorMap inputs = make_random_inputs(f, {{"N", 37}, {"M", 70}}, 4);
+  int64_t xs[2] = {37, 70};
+  const int64_t* shapes[4] = {xs, xs, nullptr, nullptr};
+  int32_t ranks[4] = {2, 2, 0, 0};
+  fuserc_plan* plan = nullptr;
+  REQUIRE(fuserc_bind_shapes(p, shapes, ranks, 4, &plan) == FUSERC_OK);
+  std::string x = strided_bytes(inputs.at("x"), {1, 37});
+  HostTensor p_buf = inputs.at("p");
+  const HostTensor p_before = p_buf;
+  HostTensor y(DType::F32, {37, 70}), s(DType::F32, {}), y2(DType::F32, {37, 70});
+  uint8_t* yb = y.data();
+  uint8_t* pb = p_buf.data();
+  auto refused = [&](const void* const* in, void* const* out, void* ws, const std::string& want) {
+    INFO(want);
+    CHECK(fuserc_launch(plan, nullptr, in, out, ws, ws ? 1 << 30 : 0) ==
+          FUSERC_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error().find(want) != std::string::npos);
+    CHECK(last_error().find('\n') == std::string::npos);
+  };
+  const void* in[4] = {x.data(), p_buf.data(), inputs.at("lr").data(), inputs.at("k").data()};
+  {
+    void* out[5] = {yb + 2, s.data(), nullptr, nullptr, y2.data()};
+    refused(in, out, nullptr, "output 'y' at 0x");
+    refused(in, out, nullptr, "is not aligned to its 4-byte elements");
+  }
+  {
+    void* out[5] = {x.data(), s.data(), nullptr, nullptr, y2.data()};
+    refused(in, out, nullptr, "output 'y' overlaps the memory of input 'x'");
+  }
+  {
+    void* out[5] = {y.data(), yb + 4 * 100, nullptr, nullptr, y2.data()};
+    refused(in, out, nullptr, "output 's' overlaps the memory of output 'y'");
+  }
+  {
+    void* out[5] = {y.data(), s.data(), pb + 4, nullptr, y2.data()};
+    refused(in, out, nullptr, "output 'p_new' overlaps the memory of input 'p'");
+  }
+  {
+    // x (read) lies in p, which the plan writes in place.
+    const void* aliased[4] = {p_buf.data(), p_buf.data(), in[2], in[3]};
+    void* out[5] = {y.data(), s.data(), nullptr, nullptr, y2.data()};
+    refused(aliased, out, nullptr,
+            "input 'p', which is written in place, overlaps the memory of "
+            "input 'x'");
+  }
+  {
+    std::vector<uint8_t> ws(fuserc_plan_workspace_bytes(plan) + 64);
+    uint8_t* misaligned = ws.data() + (16 - reinterpret_cast<uintptr_t>(ws.data()) % 16) % 16 + 8;
+    void* out[5] = {y.data(), s.data(), nullptr, nullptr, y2.data()};
+    refused(in, out, misaligned, "the workspace at 0x");
+    refused(in, out, misaligned, "is not 16-byte aligned");
+  }
+  // Nothing ran: p is as it was.
+  CHECK(compare_tensors(p_buf, p_before) == "");
+  // The same memory by design is accepted: p_new at p, the output x at x, y listed twice at
+  // one address.
+  void* out[5] = {y.data(), s.data(), p_buf.data(), x.data(), y.data()};
+  CHECK(fuserc_launch(plan, nullptr, in, out, nullptr, 0) == FUSERC_OK);
+  fuserc_plan_free(plan);
+  fuserc_package_free(p);
+}
+
+TEST_CASE("the C interface refuses every truncation of a package", "[c_api]") {
+  const std::string& bytes = mix_package();
+  for (size_t len = 0; len < bytes.size(); len += 1 + len / 8) {
+    INFO("truncated to " << len << " bytes");
+    fuserc_package* p = nullptr;
+    CHECK(fuserc_package_load_bytes(bytes.data(), len, 1, nullptr, &p) == FUSERC_ERROR_PACKAGE);
+    CHECK(p == nullptr);
+    CHECK(last_error().find("<memory>: ") == 0);
+  }
+}
