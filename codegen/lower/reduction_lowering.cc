@@ -261,12 +261,14 @@ class ReductionLowering {
   }
 
   // A pass over the row (see scalar_row_pass); with a vector path, both behind its flag.
-  // `store_full`: the roots are the full outputs' nodes, stored at every element.
+  // `full_at` (kNoFull: none): roots from there on are the full outputs' nodes, stored at
+  // every element.
+  static constexpr size_t kNoFull = static_cast<size_t>(-1);
   kir::Block row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
-                      const std::vector<int>& roots, const PassBody& body, bool store_full) {
-    kir::Block scalar = scalar_row_pass(c, row, grid_split, fill_caches, roots, body, store_full);
+                      const std::vector<int>& roots, const PassBody& body, size_t full_at) {
+    kir::Block scalar = scalar_row_pass(c, row, grid_split, fill_caches, roots, body, full_at);
     if (c.vec == 0) return scalar;
-    kir::Block vector = vector_row_pass(c, row, grid_split, fill_caches, roots, body, store_full);
+    kir::Block vector = vector_row_pass(c, row, grid_split, fill_caches, roots, body, full_at);
     kir::Block out;
     out.push_back(
         kir::if_then(kir::ref(c.vflag, kir::Type::Bool), std::move(vector), std::move(scalar)));
@@ -336,7 +338,7 @@ class ReductionLowering {
   // registers, cached loads (when filling) and full outputs moving whole vectors. Streaming:
   // g = t, t + T, ... (over the row's split blocks too), loads moving whole vectors.
   kir::Block vector_row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
-                             const std::vector<int>& roots, const PassBody& body, bool store_full) {
+                             const std::vector<int>& roots, const PassBody& body, size_t full_at) {
     const int width = c.vec;
     Expr g, lane;
     Expr k = vector_k(c, &g, &lane);
@@ -377,19 +379,20 @@ class ReductionLowering {
     }
     values.resize(roots.size());
     if (body) body(values, lane_body);
-    if (store_full) {
+    if (full_at != kNoFull) {
       std::map<size_t, Expr> vstores = vector_stores_at(c, row);
       for (size_t i = 0; i < full_.size(); ++i) {
         ValueId o = full_[i].first;
         DType dt = f_.value(o).dtype;
         auto it = vstores.find(i);
         if (it == vstores.end()) {
-          lane_body.push_back(kir::store(c.param_of(o), full_offset(row, k, i), dt, values[i]));
+          lane_body.push_back(
+              kir::store(c.param_of(o), full_offset(row, k, i), dt, values[full_at + i]));
           continue;
         }
         std::string vec = c.names.fresh(f_.value(o).name + "_vec");
         decls.push_back(kir::vec_declare(vec, dt, width));
-        lane_body.push_back(kir::lane_store(vec, lane, dt, values[i]));
+        lane_body.push_back(kir::lane_store(vec, lane, dt, values[full_at + i]));
         stores.push_back(kir::vec_store(vec, c.param_of(o), it->second, dt, width));
       }
     }
@@ -426,7 +429,7 @@ class ReductionLowering {
   }
 
   kir::Block scalar_row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
-                             const std::vector<int>& roots, const PassBody& body, bool store_full) {
+                             const std::vector<int>& roots, const PassBody& body, size_t full_at) {
     Expr k = Expr::index(c.k, a_.row_length);
     auto m = coord_map(row, k);
     ElementEmitter em(
@@ -449,11 +452,11 @@ class ReductionLowering {
     }
     values.resize(roots.size());
     if (body) body(values, elem);
-    if (store_full)
+    if (full_at != kNoFull)
       for (size_t i = 0; i < full_.size(); ++i) {
         ValueId o = full_[i].first;
-        elem.push_back(
-            kir::store(c.param_of(o), full_offset(row, k, i), f_.value(o).dtype, values[i]));
+        elem.push_back(kir::store(c.param_of(o), full_offset(row, k, i), f_.value(o).dtype,
+                                  values[full_at + i]));
       }
     kir::Block out = std::move(pre);
     Expr tx = Expr::index(p_.inner ? "threadIdx.x" : "threadIdx.y", Expr(p_.threads_per_row));
@@ -589,6 +592,10 @@ class ReductionLowering {
     reduced_values_.clear();
     bool grid = p_.grid;
     int tpr = p_.threads_per_row, rpb = p_.rows_per_block;
+    // A reduction kernel's full outputs depend on no reduction (ReductionScheduler).
+    const bool side_outputs = kind_ == SchedulerKind::Reduction;
+    FUSERC_CHECK(!side_outputs || a_.full_outputs.size() == a_.side_outputs.size(),
+                 "a reduction kernel writes a full output that depends on a reduction");
 
     k.name = name;
     k.index_type = c.index_type;
@@ -658,6 +665,13 @@ class ReductionLowering {
         rb_body.push_back(kir::declare(acc->type, acc->name, accumulator_identity(*acc)));
       std::vector<int> inputs;
       for (Accumulator* acc : accs) inputs.push_back(acc->input_node);
+      // A reduction kernel's full outputs (side outputs, see reduction_analysis.h) are written
+      // during the first pass, each element once by the thread that reads it.
+      size_t full_at = kNoFull;
+      if (side_outputs && phase == 1) {
+        full_at = inputs.size();
+        for (const auto& [o, node] : full_) inputs.push_back(node);
+      }
       kir::Block pass = row_pass(
           c, row, grid, elements > 0 && phase == 1, inputs,
           [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
@@ -666,7 +680,7 @@ class ReductionLowering {
                   accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype,
                                                   few_per_thread)));
           },
-          false);
+          full_at);
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
       combine_phase(c, rb_body, accs, grid, row, row_block);
       for (Accumulator* acc : accs) {
@@ -683,10 +697,10 @@ class ReductionLowering {
     }
 
     // Results broadcast back over the row.
-    if (!full_.empty()) {
+    if (!full_.empty() && !side_outputs) {
       std::vector<int> nodes;
       for (const auto& [o, node] : full_) nodes.push_back(node);
-      kir::Block pass = row_pass(c, row, false, false, nodes, nullptr, true);
+      kir::Block pass = row_pass(c, row, false, false, nodes, nullptr, 0);
       rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
     }
 

@@ -139,6 +139,7 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
 
   for (ValueId o : group.outputs) {
     const Value& v = f.value(o);
+    const size_t full_before = a.full_outputs.size();
     auto al = align.find(o);
     // With rows of one element (reductions over size-1 dims, or rank 0) a result of the
     // domain's shape is also one element per row: a plain reduction.
@@ -169,6 +170,7 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
                 " nor one element per row";
       return a;
     }
+    if (a.full_outputs.size() > full_before && !depends.count(o)) a.side_outputs.push_back(o);
   }
   return a;
 }

@@ -8,6 +8,8 @@
 //     element after the reductions they need), or is a view of such a value in another shape
 //     (reshape, squeeze, unsqueeze: also a full output, stored at the domain's linear index),
 //     or has one element per row ("reduced" outputs).
+// Full outputs that depend on no reduction of the group are also "side" outputs: pointwise work
+// on the reductions' domain, which a reduction kernel writes during its pass over the domain.
 // Rows are the kept dims of D (linearized), a row's elements its reduced dims. A reduction
 // whose input depends on another reduction's result runs in a later phase over the same row.
 #pragma once
@@ -34,6 +36,7 @@ struct ReductionAnalysis {
   std::vector<ReductionInfo> reductions;
   int phases = 0;
   std::vector<ValueId> full_outputs;     // group outputs of the domain's shape, or views of it
+  std::vector<ValueId> side_outputs;     // the full outputs that depend on no reduction
   std::vector<ValueId> reduced_outputs;  // group outputs with one element per row
   bool inner = true;                     // the innermost dim of D is reduced (rows are contiguous)
   Expr rows = Expr(1);                   // product of the kept extents

@@ -1,5 +1,7 @@
 #include "core/schedule/reduction_scheduler.h"
 
+#include <algorithm>
+
 #include "core/schedule/in_place.h"
 #include "core/schedule/reduction_buckets.h"
 
@@ -8,11 +10,21 @@ namespace fuserc {
 std::string ReductionScheduler::reject_reason(const Fusion& f, const Segment& group) const {
   ReductionAnalysis a = analyze_reductions(f, group);
   if (!a.ok()) return a.error;
-  if (!a.full_outputs.empty())
-    return "its result '" + f.value(a.full_outputs[0]).name +
-           "' is not reduced (that is a normalization)";
+  // Full outputs that depend on no reduction are written during the first pass over the domain
+  // (side outputs); one broadcast back from a reduction's result is a normalization's.
+  for (ValueId o : a.full_outputs)
+    if (std::find(a.side_outputs.begin(), a.side_outputs.end(), o) == a.side_outputs.end())
+      return "its result '" + f.value(o).name +
+             "' is a reduction's result broadcast back (that is a normalization)";
   if (!a.inner && a.phases > 1)
     return "a reduction over strided rows needs another reduction's result";
+  // A side output written in place overwrites its element during the first pass, which later
+  // passes would read again.
+  if (a.phases > 1)
+    for (const auto& [out, in] : f.aliases)
+      if (std::find(a.side_outputs.begin(), a.side_outputs.end(), out) != a.side_outputs.end())
+        return "output '" + f.value(out).name + "' is written in place into '" + f.value(in).name +
+               "' during the first of " + std::to_string(a.phases) + " passes over the rows";
   return reduction_in_place_reason(f, group, a);
 }
 
@@ -22,6 +34,10 @@ std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment
   if (a.full_outputs.empty()) return "no result is broadcast back over the rows";
   if (!a.inner) return "the reduced rows are not contiguous";
   return reduction_in_place_reason(f, group, a);
+}
+
+bool reduction_splits_rows(const ReductionAnalysis& a) {
+  return !a.inner || a.phases == 1;
 }
 
 std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, SchedulerKind kind,

@@ -1,6 +1,8 @@
 // Owns the reduction and normalization schedulers.
 //   - Reduction: sum, prod, max, min, mean, amax, amin, var, var_mean over any dims, with the
 //     elementwise work before them (prologue) and after them on the reduced rows (epilogue).
+//     Full-shape results that depend on no reduction (side outputs: pointwise work on the
+//     reduced domain) are written during the first pass over the rows.
 //     Rows contiguous in memory ("inner"): a warp or a block per row, warp shuffles and a block
 //     reduction; rows strided ("outer"): threads along the contiguous kept dim, a reduction
 //     across threadIdx.y. With few rows and long ones the rows are split across blocks and the
@@ -53,6 +55,11 @@ class NormalizationScheduler : public Scheduler {
   SchedulerKind kind() const override { return SchedulerKind::Normalization; }
   std::string reject_reason(const Fusion& f, const Segment& group) const override;
 };
+
+// Whether a reduction kernel (ReductionScheduler) of this group splits long rows over the grid
+// whatever the number of rows: its pass over the domain (and the side outputs written during
+// it) then spreads over the whole GPU however few the rows.
+bool reduction_splits_rows(const ReductionAnalysis& a);
 
 // The 32-bit variants of a group either scheduler accepted, in the order a launch tries them
 // (the last takes any row). `vector`: elements of the widest row-walking dtype in 16 bytes;

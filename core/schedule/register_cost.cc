@@ -47,7 +47,15 @@ int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind
     bool welford = op.kind == OpKind::Var || op.kind == OpKind::VarMean;
     regs += (welford ? 3 : 1) * (is_float(t) ? words(t) : 2);
   }
-  if (kind != SchedulerKind::Normalization) return regs;
+  if (kind != SchedulerKind::Normalization) {
+    // Side outputs (written during the pass) hold vectors as a pointwise kernel's do.
+    if (a.side_outputs.empty()) return regs;
+    std::vector<size_t> bytes;
+    for (ValueId v : group.inputs)
+      if (!f.value(v).scalar_input) bytes.push_back(dtype_size(f.value(v).dtype));
+    for (ValueId v : a.side_outputs) bytes.push_back(dtype_size(f.value(v).dtype));
+    return regs + pointwise_registers(bytes) - kBaseRegisters;
+  }
   // The variant a launch at the hints picks (the first whose row limit holds): its cached
   // elements per thread stay in registers.
   const int64_t row = hints.value_of(a.row_length);

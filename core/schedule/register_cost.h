@@ -1,7 +1,8 @@
 // Owns the register estimate the segmenter applies to horizontal merges: how many registers per
 // thread a kernel needs to hold what it keeps live. A pointwise kernel holds a vector (up to 16
 // bytes) of every input it reads and every result it writes until the vector is stored; a
-// reduction holds an accumulator per reduction (three words for Welford's), and a normalization
+// reduction holds an accumulator per reduction (three words for Welford's) and, when it writes
+// side outputs during its pass, the vectors a pointwise kernel of them would, and a normalization
 // that keeps its rows in registers holds its elements per thread of every input read along the
 // row. Past the budget registers spill (or occupancy falls below what hides memory latency), so
 // sibling groups stop merging there instead of at a fixed count of results.

@@ -2,6 +2,7 @@
 
 #include "core/schedule/element_cost.h"
 #include "core/schedule/reduction_analysis.h"
+#include "core/schedule/reduction_scheduler.h"
 
 namespace fuserc {
 namespace {
@@ -30,10 +31,18 @@ const Scheduler* first_accepting(const Fusion& f, const Segment& s,
 }
 
 std::string parallelism_reason(const SegmentContext& ctx, const Segment& merged,
-                               SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b) {
-  if (kernel_family(merged_kind) == SchedulerKind::Pointwise || (a == merged_kind && b == merged_kind)) return "";
+                               SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b,
+                               bool side_outputs) {
+  if (kernel_family(merged_kind) == SchedulerKind::Pointwise ||
+      (a == merged_kind && b == merged_kind))
+    return "";
   ReductionAnalysis an = analyze_reductions(ctx.f, merged);
   if (!an.ok()) return an.error;
+  // A reduction kernel that splits long rows over the grid spreads its pass over the domain,
+  // and the pointwise work written during it (side outputs), over the whole GPU however few the
+  // rows; pointwise work on one element per row is as small as the rows are few.
+  if (side_outputs && merged_kind == SchedulerKind::Reduction && reduction_splits_rows(an))
+    return "";
   const HeuristicHints& hints = ctx.points.points[0];
   const HeuristicHints& largest = ctx.points.points.back();
   int64_t rows = hints.value_of(an.rows);

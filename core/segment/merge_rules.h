@@ -35,9 +35,12 @@ const Scheduler* first_accepting(const Fusion& f, const Segment& s,
 // "" when it would not. A reduction or normalization kernel runs its rows over the blocks; work
 // that ran as its own pointwise kernel (or a reduction that split its rows over the grid) keeps
 // its speed only when there are many rows (at the hints) and rows stay short enough for one
-// block at the symbols' bounds.
+// block at the symbols' bounds. With `side_outputs` (a sibling merge, taken only when it saves
+// bytes), also when the kernel is a reduction that splits long rows over the grid: the
+// pointwise work then rides its pass over the domain (side outputs, reduction_analysis.h).
 std::string parallelism_reason(const SegmentContext& ctx, const Segment& merged,
-                               SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b);
+                               SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b,
+                               bool side_outputs = false);
 
 // Regions and chunks (region_groups.cc). `ops` is one region (sorted): it becomes one group, or
 // single-op groups (their ids added to `shattered`), or chunks (their groups added to `chunks`

@@ -4,7 +4,8 @@
 // to the few most recent kernels being filled with groups of the same domain (first fit), so
 // the work is about the number of (group, tensor) reads, not the square of the groups. A merge
 // is taken when a scheduler accepts the union, its kind is one of the two groups' kinds without
-// losing parallelism, the estimated registers stay within budget
+// losing parallelism (pointwise work on a reduction's domain may ride the reduction's pass over
+// it as side outputs: merge_rules.h), the estimated registers stay within budget
 // (core/schedule/register_cost.h) and it saves bytes at the hints and costs none at the bounds
 // (reads of disjoint slices of one tensor save nothing). A pair's verdict is kept until either
 // group changes.
@@ -93,7 +94,7 @@ class SiblingMerger {
     if (!sch) return false;
     const SchedulerKind kind = kernel_family(sch->kind());
     if (kind != a.kind && kind != b.kind) return false;
-    if (!parallelism_reason(ctx_, s, kind, a.kind, b.kind).empty()) return false;
+    if (!parallelism_reason(ctx_, s, kind, a.kind, b.kind, true).empty()) return false;
     return estimated_registers(f_, s, sch->kind(), ctx_.hints) <= kRegisterBudget;
   }
 };

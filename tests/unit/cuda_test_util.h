@@ -23,7 +23,9 @@ namespace fuserc::testing {
 
 // A strided (transposed) input, an output written in place, f32 and i64 scalars, an
 // intermediate in the workspace (segment_set), a grid reduction (partials and zeroed
-// counters), an output that is an input, the same output twice.
+// counters), an output that is an input, the same output twice. Three kernels: the sum reads
+// es flattened (another domain than the pointwise kernel's), so it does not take y and p_new
+// as side outputs of its pass.
 inline const char* kMixGraph = R"({"fuserc": 1, "name": "runtime_mix",
  "symbols": {"N": {"hint": 300, "max": 100000}, "M": {"hint": 257, "max": 100000}},
  "inputs": [
@@ -36,7 +38,8 @@ inline const char* kMixGraph = R"({"fuserc": 1, "name": "runtime_mix",
   {"op": "exp", "args": ["a"], "out": "e"},
   {"op": "segment_set", "args": ["e"], "out": "es"},
   {"op": "add", "args": ["es", "k"], "out": "y"},
-  {"op": "sum", "args": ["es"], "dims": [0, 1], "out": "s"},
+  {"op": "reshape", "args": ["es"], "shape": [-1], "out": "ef"},
+  {"op": "sum", "args": ["ef"], "dims": [0], "out": "s"},
   {"op": "mul", "args": ["es", "lr"], "out": "d"},
   {"op": "sub", "args": ["p", "d"], "out": "p_new"}],
  "outputs": ["y", "s", "p_new", "x", "y"],

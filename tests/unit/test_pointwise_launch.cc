@@ -180,7 +180,8 @@ TEST_CASE("at large sizes every pointwise and transpose launch can fill an H100"
       ++checked;
     }
   }
-  CHECK(checked >= 12);
+  // (int_ops' pointwise work runs in its grid-split sum: test_launch_shapes.cc.)
+  CHECK(checked >= 11);
 }
 
 TEST_CASE("transposes run through tiles, small extents through the pointwise kernel", "[launch]") {

@@ -54,10 +54,9 @@ const std::string kSym = R"("N": {"hint": 4096, "max": 1048576}, "H": {"hint": 7
 
 TEST_CASE("corpus graphs: one kernel wherever one scheduler could take the graph", "[segment]") {
   // Every graph of the corpus fuserc compiles is one kernel, except segment_set_chain (its
-  // segment_set is a boundary) and int_ops (a whole-tensor sum beside pointwise work: one
-  // kernel would run the pointwise work in the one row block of the sum, or need a grid
-  // reduction that also writes pointwise results, which the reduction scheduler does not do).
-  const std::map<std::string, size_t> two = {{"segment_set_chain", 2}, {"int_ops", 2}};
+  // segment_set is a boundary). int_ops (a whole-tensor sum beside pointwise work on the same
+  // input) is one grid-split reduction kernel writing the pointwise results on its pass.
+  const std::map<std::string, size_t> two = {{"segment_set_chain", 2}};
   for (const char* name : {"adam_step_inplace",
                            "batchnorm_stats",
                            "bias_gelu_bf16",

@@ -3,6 +3,7 @@
 // workspace plan (lifetimes share bytes, in-place outputs take their input's buffer).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -97,11 +98,12 @@ TEST_CASE("sibling groups reading the same input merge only when safe and of one
                                           {"op": "sum", "args": ["x"], "dims": [0], "out": "c"})",
                                        R"("s", "c")"));
   CHECK(other_dims.s.segments.size() == 2);
-  // A reduction and unrelated pointwise work on x: kinds differ, so the pointwise kernel keeps
-  // its full parallelism.
+  // A reduction and pointwise work on x of another shape: kinds and domains differ, two
+  // kernels (the pointwise one keeps its full parallelism).
   Segmented kinds = segment(graph("kinds", sym, x,
                                   R"({"op": "sum", "args": ["x"], "dims": [0, 1], "out": "s"},
-                                     {"op": "exp", "args": ["x"], "out": "e"})",
+                                     {"op": "slice", "args": ["x"], "starts": [0, 0], "ends": ["N", 8], "out": "xs"},
+                                     {"op": "exp", "args": ["xs"], "out": "e"})",
                                   R"("s", "e")"));
   CHECK(kinds.s.segments.size() == 2);
   // Siblings where one depends on the other through a third kernel: merging them would make a
@@ -137,6 +139,76 @@ TEST_CASE("sibling groups reading the same input merge only when safe and of one
           kRegisterBudget);
   }
   CHECK(outputs == 40);
+}
+
+TEST_CASE("pointwise work on a reduction's domain rides its pass when that saves bytes",
+          "[segment][side_outputs]") {
+  const std::string sym = R"("N": {"hint": 64}, "M": {"hint": 256})";
+  const std::string x = R"({"name": "x", "dtype": "f32", "shape": ["N", "M"]})";
+  auto outputs_of = [](const Segmented& r, size_t i) {
+    std::vector<std::string> n = names_of(r.f, r.s.segments.at(i).outputs);
+    std::sort(n.begin(), n.end());
+    return n;
+  };
+  // int_ops: the whole-tensor sum of a and the pointwise results of a and b, one reduction
+  // kernel reading a once (it was a pointwise kernel and a grid reduction).
+  Segmented int_ops = segment(read_corpus("int_ops"));
+  REQUIRE(int_ops.s.segments.size() == 1);
+  CHECK(int_ops.s.segments[0].scheduler == SchedulerKind::Reduction);
+  CHECK(outputs_of(int_ops, 0) == std::vector<std::string>{"pos", "sa", "w", "y"});
+  // A whole-tensor sum and exp of the same x: one reduction kernel (split over the grid).
+  Segmented whole = segment(graph("whole", sym, x,
+                                  R"({"op": "sum", "args": ["x"], "dims": [0, 1], "out": "s"},
+                                     {"op": "exp", "args": ["x"], "out": "e"})",
+                                  R"("s", "e")"));
+  REQUIRE(whole.s.segments.size() == 1);
+  CHECK(whole.s.segments[0].scheduler == SchedulerKind::Reduction);
+  // Row sums of few rows beside a full-shape result: one reduction kernel (rows split).
+  Segmented rows = segment(graph("rows", R"("N": {"hint": 4}, "M": {"hint": 100000})", x,
+                                 R"({"op": "sum", "args": ["x"], "dims": [1], "out": "s"},
+                                    {"op": "mul", "args": ["x", 3], "out": "y"})",
+                                 R"("s", "y")"));
+  REQUIRE(rows.s.segments.size() == 1);
+  CHECK(rows.s.segments[0].scheduler == SchedulerKind::Reduction);
+  // The byte-cost model decides: the reduction and the pointwise work reading disjoint halves
+  // of x save nothing by sharing a kernel (two kernels); the same half, one.
+  auto halves = [&](int second_start) {
+    return segment(
+        graph("halves", sym, x,
+              R"({"op": "slice", "args": ["x"], "starts": [0, 0], "ends": ["N", 128], "out": "a"},
+           {"op": "slice", "args": ["x"], "starts": [0, )" +
+                  std::to_string(second_start) + R"(], "ends": ["N", )" +
+                  std::to_string(second_start + 128) + R"(], "out": "b"},
+           {"op": "sum", "args": ["a"], "dims": [0, 1], "out": "s"},
+           {"op": "exp", "args": ["b"], "out": "e"})",
+              R"("s", "e")"));
+  };
+  CHECK(halves(128).s.segments.size() == 2);
+  CHECK(halves(0).s.segments.size() == 1);
+  // Parallelism decides: a two-phase reduction does not split its rows, so with few long rows
+  // the pointwise work keeps its own kernel; with many rows it joins the reduction.
+  const std::string two_phase =
+      R"({"op": "mean", "args": ["x"], "dims": [1], "keepdim": true, "out": "m"},
+         {"op": "sub", "args": ["x", "m"], "out": "d"},
+         {"op": "mul", "args": ["d", "d"], "out": "dd"},
+         {"op": "sum", "args": ["dd"], "dims": [1], "out": "q"},
+         {"op": "exp", "args": ["x"], "out": "e"})";
+  Segmented few = segment(
+      graph("few", R"("N": {"hint": 4}, "M": {"hint": 100000})", x, two_phase, R"("q", "e")"));
+  CHECK(few.s.segments.size() == 2);
+  Segmented many = segment(graph("many", R"("N": {"hint": 4096}, "M": {"hint": 512, "max": 8192})",
+                                 x, two_phase, R"("q", "e")"));
+  REQUIRE(many.s.segments.size() == 1);
+  CHECK(many.s.segments[0].scheduler == SchedulerKind::Reduction);
+  // A full-shape result that needs the reduction's result is a normalization's, not a side
+  // output.
+  Segmented norm =
+      segment(graph("norm", sym, x,
+                    R"({"op": "sum", "args": ["x"], "dims": [1], "keepdim": true, "out": "s"},
+                                    {"op": "sub", "args": ["x", "s"], "out": "y"})",
+                    R"("y")"));
+  REQUIRE(norm.s.segments.size() == 1);
+  CHECK(norm.s.segments[0].scheduler == SchedulerKind::Normalization);
 }
 
 TEST_CASE("the workspace plan shares bytes between intermediates whose lives do not overlap",
