@@ -202,11 +202,20 @@ class ReductionLowering {
     return delinearize(row_linear, v.shape);
   }
 
+  // One per reduction, except that a sum folded into its max (an online log-sum-exp) is the
+  // max's accumulator too.
   std::vector<Accumulator> accumulators(NameTable& names) const {
     std::vector<Accumulator> accs;
-    for (size_t r = 0; r < a_.reductions.size(); ++r)
+    std::map<int, size_t> acc_of;  // reduction -> index into accs
+    for (size_t r = 0; r < a_.reductions.size(); ++r) {
+      if (int m = a_.reductions[r].online_max; m >= 0) {
+        make_online(accs[acc_of.at(m)], static_cast<int>(r));
+        continue;
+      }
+      acc_of[static_cast<int>(r)] = accs.size();
       accs.push_back(
           make_accumulator(f_, a_.reductions[r], static_cast<int>(r), input_nodes_[r], names));
+    }
     return accs;
   }
 
@@ -489,12 +498,16 @@ class ReductionLowering {
 
   std::map<int, kir::ValuePtr> reduced_values_;  // Reduced node -> the finalized local
 
+  // `locals`: the accumulator's results (an online log-sum-exp: the max's, then the sum's).
   void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals) {
     for (size_t id = 0; id < graph_.nodes().size(); ++id) {
       const ENode& n = graph_.node(id);
-      if (n.kind == ENode::Kind::Reduced && n.reduction == acc.reduction)
-        reduced_values_[static_cast<int>(id)] =
-            kir::ref(locals[n.output], kir::compute_type_of(n.dtype));
+      if (n.kind != ENode::Kind::Reduced) continue;
+      int at = n.reduction == acc.reduction ? n.output
+               : (acc.online_sum >= 0 && n.reduction == acc.online_sum) ? 1
+                                                                          : -1;
+      if (at >= 0)
+        reduced_values_[static_cast<int>(id)] = kir::ref(locals[at], kir::compute_type_of(n.dtype));
     }
   }
 
@@ -669,9 +682,10 @@ class ReductionLowering {
       for (Accumulator* acc : accs) {
         std::vector<kir::ValuePtr> results = accumulator_results(*acc, a_.row_length, c.index_type);
         std::vector<std::string> locals;
-        const auto& info = a_.reductions[acc->reduction];
+        std::vector<ValueId> outs = a_.reductions[acc->reduction].outputs;
+        if (acc->online_sum >= 0) outs.push_back(a_.reductions[acc->online_sum].outputs[0]);
         for (size_t i = 0; i < results.size(); ++i) {
-          std::string local = c.names.fresh(f_.value(info.outputs[i]).name);
+          std::string local = c.names.fresh(f_.value(outs[i]).name);
           rb_body.push_back(kir::let(results[i]->type, local, results[i]));
           locals.push_back(local);
         }
