@@ -60,8 +60,8 @@ void ElementEmitter::set_lane(const Expr& lane, kir::Block* hoist_to,
   vector_loads_ = std::move(vector_loads);
 }
 
-void ElementEmitter::set_indirect_vector_load(int node, const std::string& vec,
-                                              const Expr& offset, int width) {
+void ElementEmitter::set_indirect_vector_load(int node, const std::string& vec, const Expr& offset,
+                                              int width) {
   FUSERC_CHECK(hoist_to_ != nullptr, "an indirect vector load outside a vector path");
   vector_loads_[node] = vec;
   indirect_[node] = {vec, offset, width};

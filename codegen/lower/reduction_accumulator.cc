@@ -80,9 +80,9 @@ void make_online(Accumulator& acc, int sum_index) {
 
 kir::ValuePtr accumulator_identity(const Accumulator& acc) {
   if (acc.online_sum >= 0)
-    return kir::call(std::string("fz_lse_init<") + (acc.acc == DType::F64 ? "double" : "float") +
-                         ">",
-                     acc.type, {});
+    return kir::call(
+        std::string("fz_lse_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">", acc.type,
+        {});
   if (acc.welford)
     return kir::call(
         std::string("fz_welford_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">",

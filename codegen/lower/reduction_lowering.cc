@@ -363,7 +363,8 @@ class ReductionLowering {
       auto ind = indirect_stride(n, with_index(at, g, Expr(0)), c.vec);
       FUSERC_CHECK(ind.has_value(), "an indirect vector load without its base");
       aligned(n.value, ind->base);
-      if (!ind->multiple.is_const(1)) conds.push_back(kir::index_value(ind->multiple, kir::Type::Bool));
+      if (!ind->multiple.is_const(1))
+        conds.push_back(kir::index_value(ind->multiple, kir::Type::Bool));
     }
     for (const auto& [i, at] : vector_stores_at(c, row)) aligned(full_[i].first, at);
     if (conds.empty()) return std::nullopt;
@@ -543,9 +544,9 @@ class ReductionLowering {
     for (size_t id = 0; id < graph_.nodes().size(); ++id) {
       const ENode& n = graph_.node(id);
       if (n.kind != ENode::Kind::Reduced) continue;
-      int at = n.reduction == acc.reduction ? n.output
+      int at = n.reduction == acc.reduction                             ? n.output
                : (acc.online_sum >= 0 && n.reduction == acc.online_sum) ? 1
-                                                                          : -1;
+                                                                        : -1;
       if (at >= 0)
         reduced_values_[static_cast<int>(id)] = kir::ref(locals[at], kir::compute_type_of(n.dtype));
     }

@@ -6,7 +6,9 @@
 namespace fuserc {
 namespace {
 
-bool is_float_compute(DType d) { return d == DType::F32 || d == DType::F64; }
+bool is_float_compute(DType d) {
+  return d == DType::F32 || d == DType::F64;
+}
 
 // The op of the group that defines `v`, or nullptr (an input of the group, or a literal).
 const Op* defined_in(const Fusion& f, const std::set<int>& in_group, ValueId v) {

@@ -35,7 +35,8 @@ std::string softmax_graph(const std::string& dt) {
   const std::string x = wide ? "x" : "xf";
   std::string ops = wide ? "" : R"({"op": "cast", "args": ["x"], "dtype": "f32", "out": "xf"}, )";
   ops += R"({"op": "amax", "args": [")" + x + R"("], "dims": [1], "keepdim": true, "out": "m"},
-            {"op": "sub", "args": [")" + x + R"(", "m"], "out": "xs"},
+            {"op": "sub", "args": [")" +
+         x + R"(", "m"], "out": "xs"},
             {"op": "exp", "args": ["xs"], "out": "e"},
             {"op": "sum", "args": ["e"], "dims": [1], "keepdim": true, "out": "s"},
             {"op": "log", "args": ["s"], "out": "ls"}, {"op": "add", "args": ["ls", "m"], "out": "lse"},
@@ -147,13 +148,13 @@ TEST_CASE("a sum of exp of something other than x - max(x) keeps its own phase",
                             {"name": "y", "dtype": "f32", "shape": ["N", "H"]})";
   for (const char* diff : {R"(["y", "m"])", R"(["m", "x"])"}) {
     INFO("sub " << diff);
-    std::string json =
-        graph("not_lse", sym, in,
-              std::string(R"({"op": "amax", "args": ["x"], "dims": [1], "keepdim": true, "out": "m"},
+    std::string json = graph(
+        "not_lse", sym, in,
+        std::string(R"({"op": "amax", "args": ["x"], "dims": [1], "keepdim": true, "out": "m"},
                  {"op": "sub", "args": )") +
-                  diff + R"(, "out": "d"}, {"op": "exp", "args": ["d"], "out": "e"},
+            diff + R"(, "out": "d"}, {"op": "exp", "args": ["d"], "out": "e"},
                  {"op": "sum", "args": ["e"], "dims": [1], "out": "s"})",
-              R"("s")");
+        R"("s")");
     CompiledFusion c = compile_only(json);
     for (const auto& k : c.kernels) {
       CHECK(param(k, "phases") == "2");
