@@ -37,6 +37,8 @@ const char* c_type(kir::Type t) {
     case kir::Type::UInt64: return "unsigned long long";
     case kir::Type::WelfordF32: return "fz_welford<float>";
     case kir::Type::WelfordF64: return "fz_welford<double>";
+    case kir::Type::LseF32: return "fz_lse<float>";
+    case kir::Type::LseF64: return "fz_lse<double>";
   }
   FUSERC_UNREACHABLE("bad kernel type");
 }

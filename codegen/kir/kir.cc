@@ -316,6 +316,8 @@ const char* type_name(Type t) {
     case Type::UInt64: return "u64";
     case Type::WelfordF32: return "welford.f32";
     case Type::WelfordF64: return "welford.f64";
+    case Type::LseF32: return "lse.f32";
+    case Type::LseF64: return "lse.f64";
   }
   return "?";
 }

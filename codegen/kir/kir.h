@@ -28,6 +28,8 @@ enum class Type : uint8_t {
   UInt64,
   WelfordF32,
   WelfordF64,  // running (mean, m2, count, sum) of a variance, in float or double
+  LseF32,
+  LseF64,  // an online log-sum-exp: running (max, sum of exp(x - max)), in float or double
 };
 
 // The type a value of a dtype is computed in (f16/bf16 in float) and stored as.

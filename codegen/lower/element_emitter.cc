@@ -60,6 +60,13 @@ void ElementEmitter::set_lane(const Expr& lane, kir::Block* hoist_to,
   vector_loads_ = std::move(vector_loads);
 }
 
+void ElementEmitter::set_indirect_vector_load(int node, const std::string& vec, const Expr& offset,
+                                              int width) {
+  FUSERC_CHECK(hoist_to_ != nullptr, "an indirect vector load outside a vector path");
+  vector_loads_[node] = vec;
+  indirect_[node] = {vec, offset, width};
+}
+
 void ElementEmitter::set_sequence(const Expr& step, const Expr& first, kir::Block* before_loop,
                                   int aligned_width) {
   step_ = step;
@@ -226,6 +233,11 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
     int s = scope_of[id];
     kir::Block& target = s > 0 ? blocks[s] : (hoist_to_ && !on_lane[id] ? *hoist_to_ : block);
     kir::Type type = kir::compute_type_of(n.dtype);
+    if (auto it = indirect_.find(id); it != indirect_.end()) {
+      // Its index locals (operands of it, so emitted before it) are in the hoisting block.
+      hoist_to_->push_back(kir::vec_load(it->second.vec, param_of_(n.value), at(it->second.offset),
+                                         n.dtype, it->second.width));
+    }
     if (n.kind == K::Index) {
       // The clamped index, in the kernel's index type; reads at its variable use this local.
       std::string name = names_.fresh("ix");

@@ -44,6 +44,11 @@ class ElementEmitter {
   // it go to `hoist_to` (the block before the lane loop); loads in `vector_loads` (node id ->
   // vector local) read lanes of that local.
   void set_lane(const Expr& lane, kir::Block* hoist_to, std::map<int, std::string> vector_loads);
+  // Vector path (after set_lane): the indirect load `node` (its address uses an Index node's
+  // variable, e.g. an embedding row) reads lanes of vector local `vec`, whose `width`-element
+  // load at `offset` (its lane 0, over the graph's index variables) goes to the hoisting block
+  // once the index locals it needs are there.
+  void set_indirect_vector_load(int node, const std::string& vec, const Expr& offset, int width);
 
   // A loop over consecutive elements: `step` (an index variable) advances by one per
   // iteration and moves the element by one, `first` holds on the loop's first iteration, and
@@ -82,6 +87,12 @@ class ElementEmitter {
   Expr lane_;
   kir::Block* hoist_to_ = nullptr;
   std::map<int, std::string> vector_loads_;
+  struct IndirectVector {
+    std::string vec;
+    Expr offset;
+    int width = 1;
+  };
+  std::map<int, IndirectVector> indirect_;
   std::map<int, kir::ValuePtr> overrides_;
 
   Expr step_, first_;

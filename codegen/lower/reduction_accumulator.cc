@@ -19,6 +19,8 @@ size_t kernel_type_size(kir::Type t) {
     case kir::Type::UInt64: return 8;
     case kir::Type::WelfordF32: return 16;  // fz_welford<float>: mean, m2, n, sum
     case kir::Type::WelfordF64: return 32;
+    case kir::Type::LseF32: return 8;  // fz_lse<float>: m, s
+    case kir::Type::LseF64: return 16;
   }
   FUSERC_UNREACHABLE("bad kernel type");
 }
@@ -66,7 +68,21 @@ Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int ind
   return acc;
 }
 
+void make_online(Accumulator& acc, int sum_index) {
+  FUSERC_CHECK((acc.op == OpKind::Max || acc.op == OpKind::Amax) &&
+                   (acc.acc == DType::F32 || acc.acc == DType::F64),
+               "an online log-sum-exp over a reduction that is not a float max");
+  acc.online_sum = sum_index;
+  acc.functor = "fz_lse_op";
+  acc.type = acc.acc == DType::F64 ? kir::Type::LseF64 : kir::Type::LseF32;
+  acc.bytes = kernel_type_size(acc.type);
+}
+
 kir::ValuePtr accumulator_identity(const Accumulator& acc) {
+  if (acc.online_sum >= 0)
+    return kir::call(
+        std::string("fz_lse_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">", acc.type,
+        {});
   if (acc.welford)
     return kir::call(
         std::string("fz_welford_init<") + (acc.acc == DType::F64 ? "double" : "float") + ">",
@@ -100,12 +116,14 @@ kir::ValuePtr accumulator_push(const Accumulator& acc, const kir::ValuePtr& valu
   if (acc.welford)
     return kir::call(few_per_thread ? "fz_welford_push_shifted" : "fz_welford_push", acc.type,
                      {a, x});
+  if (acc.online_sum >= 0) return kir::call("fz_lse_push", acc.type, {a, x});
   return accumulator_combine(acc, a, x);
 }
 
 kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a,
                                   const kir::ValuePtr& b) {
   if (acc.welford) return kir::call("fz_welford_combine", acc.type, {a, b});
+  if (acc.online_sum >= 0) return kir::call("fz_lse_combine", acc.type, {a, b});
   OpKind k = OpKind::Add;
   switch (acc.op) {
     case OpKind::Prod: k = OpKind::Mul; break;
@@ -123,6 +141,10 @@ kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a
 std::vector<kir::ValuePtr> accumulator_results(const Accumulator& acc, const Expr& row_length,
                                                kir::Type index_type) {
   kir::ValuePtr a = kir::ref(acc.name, acc.type);
+  if (acc.online_sum >= 0) {
+    kir::Type t = kir::compute_type_of(acc.acc);
+    return {kir::call("fz_lse_max", t, {a}), kir::call("fz_lse_sum", t, {a})};
+  }
   if (acc.welford) {
     kir::Type t = acc.acc == DType::F64 ? kir::Type::Double : kir::Type::Float;
     kir::ValuePtr corr = kir::literal(Literal::of_int(acc.correction), t);

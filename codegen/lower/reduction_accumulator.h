@@ -1,8 +1,9 @@
 // Owns what one reduction accumulates in a kernel and how: the accumulator's dtype and C type
 // (f32 for f16/bf16/f32 sums, f64 for f64, i64 for integer and bool sums and products, the
-// input's type for max/min, Welford structs for var/var_mean), its identity, folding one
-// element in, combining two accumulators (the functor the preamble's fz_row_reduce and
-// fz_column_reduce take), and the results it gives for a row.
+// input's type for max/min, Welford structs for var/var_mean, fz_lse for a max folded with a
+// sum of exp(x - max), an online log-sum-exp), its identity, folding one element in, combining
+// two accumulators (the functor the preamble's fz_row_reduce and fz_column_reduce take), and
+// the results it gives for a row.
 #pragma once
 
 #include <string>
@@ -21,8 +22,9 @@ struct Accumulator {
   DType out = DType::F32;  // the dtype of the reduction's (first) result
   int outputs = 1;         // var_mean has two
   bool welford = false;
+  int online_sum = -1;  // online log-sum-exp: the sum of exp(x - max) this max also gives
   kir::Type type = kir::Type::Float;
-  std::string functor;     // fz_sum_op, fz_prod_op, fz_max_op, fz_min_op, fz_welford_op
+  std::string functor;     // fz_sum_op, fz_prod_op, fz_max_op, fz_min_op, fz_welford_op, fz_lse_op
   std::string name;        // the local
   std::string smem;        // its shared array, for the combine across threads
   std::string partials;    // its partials parameter, in a grid reduction
@@ -33,6 +35,9 @@ struct Accumulator {
 
 Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int index, int input_node,
                              NameTable& names);
+// The max `acc` (of f32 or f64) made an online log-sum-exp that also gives reduction
+// `sum_index`, a sum of exp(input - max) (ReductionInfo::online_max).
+void make_online(Accumulator& acc, int sum_index);
 
 // The value an empty accumulator starts from.
 kir::ValuePtr accumulator_identity(const Accumulator& acc);
@@ -45,7 +50,8 @@ kir::ValuePtr accumulator_push(const Accumulator& acc, const kir::ValuePtr& valu
 // Two accumulators combined.
 kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a,
                                   const kir::ValuePtr& b);
-// The reduction's results for a row of `row_length` elements, in compute types.
+// The reduction's results for a row of `row_length` elements, in compute types (an online
+// log-sum-exp: the max, then the sum).
 std::vector<kir::ValuePtr> accumulator_results(const Accumulator& acc, const Expr& row_length,
                                                kir::Type index_type);
 

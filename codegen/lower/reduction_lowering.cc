@@ -202,11 +202,20 @@ class ReductionLowering {
     return delinearize(row_linear, v.shape);
   }
 
+  // One per reduction, except that a sum folded into its max (an online log-sum-exp) is the
+  // max's accumulator too.
   std::vector<Accumulator> accumulators(NameTable& names) const {
     std::vector<Accumulator> accs;
-    for (size_t r = 0; r < a_.reductions.size(); ++r)
+    std::map<int, size_t> acc_of;  // reduction -> index into accs
+    for (size_t r = 0; r < a_.reductions.size(); ++r) {
+      if (int m = a_.reductions[r].online_max; m >= 0) {
+        make_online(accs[acc_of.at(m)], static_cast<int>(r));
+        continue;
+      }
+      acc_of[static_cast<int>(r)] = accs.size();
       accs.push_back(
           make_accumulator(f_, a_.reductions[r], static_cast<int>(r), input_nodes_[r], names));
+    }
     return accs;
   }
 
@@ -294,10 +303,34 @@ class ReductionLowering {
     for (int node : candidates) {
       if (c.vectors > 0 && !c.caches.count(node)) continue;
       const ENode& n = graph_.node(node);
-      if (!n.deps.empty()) continue;  // indirect (index_select, gather): lane by lane
-      if (auto at = vector_access(subst(n.offset, m), g, lane, c.vec)) out.emplace(node, *at);
+      auto at = vector_access(subst(n.offset, m), g, lane, c.vec);
+      if (!at) continue;
+      // Indirect (index_select, gather): a whole row of the table moves as vectors when the
+      // index moves the address by a multiple of V (tested with the row), else lane by lane.
+      if (!n.deps.empty() && !indirect_stride(n, with_index(*at, g, Expr(0)), c.vec)) continue;
+      out.emplace(node, *at);
     }
     return out;
+  }
+
+  // An indirect load's base (`base`, its offset at the row's first group) with its one index
+  // variable `ix` at 0, and the condition that `ix` moves it by a multiple of `width` (the
+  // offset linear in `ix`); nothing when it is not so or never holds.
+  struct IndirectBase {
+    Expr base, multiple;
+  };
+  std::optional<IndirectBase> indirect_stride(const ENode& n, const Expr& base, int width) const {
+    if (n.deps.size() != 1) return std::nullopt;
+    Expr ix = graph_.node(n.deps[0]).index;
+    Expr at0 = with_index(base, ix, Expr(0));
+    Expr diff = base - at0;
+    Expr stride = with_index(diff, ix, Expr(1));
+    for (const auto& s : free_symbols(stride))
+      if (s == ix.name()) return std::nullopt;
+    if (!(diff == ix * stride)) return std::nullopt;
+    Expr multiple = eq(mod(stride, Expr(width)), Expr(0));
+    if (multiple.is_const(0)) return std::nullopt;
+    return IndirectBase{at0, multiple};
   }
   std::map<size_t, Expr> vector_stores_at(const Ctx& c, const Expr& row) const {
     Expr g, lane;
@@ -323,7 +356,18 @@ class ReductionLowering {
                     {kir::ref(c.param_of(v), kir::Type::UInt64),
                      kir::index_value(with_index(at, g, Expr(0)), c.index_type)}));
     };
-    for (const auto& [node, at] : vector_loads_at(c, row)) aligned(graph_.node(node).value, at);
+    for (const auto& [node, at] : vector_loads_at(c, row)) {
+      const ENode& n = graph_.node(node);
+      if (n.deps.empty()) {
+        aligned(n.value, at);
+        continue;
+      }
+      auto ind = indirect_stride(n, with_index(at, g, Expr(0)), c.vec);
+      FUSERC_CHECK(ind.has_value(), "an indirect vector load without its base");
+      aligned(n.value, ind->base);
+      if (!ind->multiple.is_const(1))
+        conds.push_back(kir::index_value(ind->multiple, kir::Type::Bool));
+    }
     for (const auto& [i, at] : vector_stores_at(c, row)) aligned(full_[i].first, at);
     if (conds.empty()) return std::nullopt;
     Expr multiple = eq(mod(a_.row_length, Expr(c.vec)), Expr(0));
@@ -349,6 +393,7 @@ class ReductionLowering {
     const bool persistent = c.vectors > 0;
     Expr slot = persistent ? Expr::index(c.j, Expr(c.vectors)) * width + lane : Expr(0);
     std::map<int, std::string> vector_loads;
+    std::map<int, Expr> indirect;  // vector loads whose address needs an index: the emitter's
     // The loads this pass reads (a streaming pass may need only some of the row's).
     std::vector<int> used_roots = roots;
     if (fill_caches)
@@ -359,10 +404,15 @@ class ReductionLowering {
         if (!used.count(node)) continue;
         const ENode& n = graph_.node(node);
         std::string vec = c.names.fresh(f_.value(n.value).name + "_vec");
-        pre.push_back(kir::vec_load(vec, c.param_of(n.value), at, n.dtype, width));
+        if (n.deps.empty())
+          pre.push_back(kir::vec_load(vec, c.param_of(n.value), at, n.dtype, width));
+        else
+          indirect.emplace(node, at);
         vector_loads[node] = vec;
       }
     em.set_lane(lane, &pre, vector_loads);
+    for (const auto& [node, at] : indirect)
+      em.set_indirect_vector_load(node, vector_loads.at(node), at, width);
     for (const auto& [node, array] : c.caches)
       if (!fill_caches)
         em.set_override(node,
@@ -492,12 +542,16 @@ class ReductionLowering {
 
   std::map<int, kir::ValuePtr> reduced_values_;  // Reduced node -> the finalized local
 
+  // `locals`: the accumulator's results (an online log-sum-exp: the max's, then the sum's).
   void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals) {
     for (size_t id = 0; id < graph_.nodes().size(); ++id) {
       const ENode& n = graph_.node(id);
-      if (n.kind == ENode::Kind::Reduced && n.reduction == acc.reduction)
-        reduced_values_[static_cast<int>(id)] =
-            kir::ref(locals[n.output], kir::compute_type_of(n.dtype));
+      if (n.kind != ENode::Kind::Reduced) continue;
+      int at = n.reduction == acc.reduction                             ? n.output
+               : (acc.online_sum >= 0 && n.reduction == acc.online_sum) ? 1
+                                                                        : -1;
+      if (at >= 0)
+        reduced_values_[static_cast<int>(id)] = kir::ref(locals[at], kir::compute_type_of(n.dtype));
     }
   }
 
@@ -686,9 +740,10 @@ class ReductionLowering {
       for (Accumulator* acc : accs) {
         std::vector<kir::ValuePtr> results = accumulator_results(*acc, a_.row_length, c.index_type);
         std::vector<std::string> locals;
-        const auto& info = a_.reductions[acc->reduction];
+        std::vector<ValueId> outs = a_.reductions[acc->reduction].outputs;
+        if (acc->online_sum >= 0) outs.push_back(a_.reductions[acc->online_sum].outputs[0]);
         for (size_t i = 0; i < results.size(); ++i) {
-          std::string local = c.names.fresh(f_.value(info.outputs[i]).name);
+          std::string local = c.names.fresh(f_.value(outs[i]).name);
           rb_body.push_back(kir::let(results[i]->type, local, results[i]));
           locals.push_back(local);
         }

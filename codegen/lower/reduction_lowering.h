@@ -7,9 +7,10 @@
 // columns') range reaches (reduction_variants), guarded by it, then a 64-bit one.
 // Contiguous rows in 32-bit variants also get a vector path: each thread takes groups of V
 // consecutive elements (16 bytes of the widest row-walking dtype) with vector loads of the
-// row's direct loads and vector stores of the results broadcast back, taken for a row when its
-// length is a multiple of V and every such access starts aligned (a per-row test), the scalar
-// path (one element per thread and step) otherwise.
+// row's loads (indirect ones too, e.g. an embedding's table row, when the index moves the
+// address by a multiple of V) and vector stores of the results broadcast back, taken for a row
+// when its length is a multiple of V and every such access starts aligned (a per-row test),
+// the scalar path (one element per thread and step) otherwise.
 #pragma once
 
 #include <string>

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "core/schedule/online_lse.h"
 #include "core/schedule/pointwise_scheduler.h"
 #include "core/schedule/row_alignment.h"
 
@@ -108,6 +109,7 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
     if (auto it = reduction_of_op.find(k); it != reduction_of_op.end()) {
       ReductionInfo& r = a.reductions[it->second];
       for (int d : dep) r.phase = std::max(r.phase, a.reductions[d].phase + 1);
+      r.after.assign(dep.begin(), dep.end());
       if (!dep.empty() && !reads_own_row(align.at(r.input))) {
         a.error = who(f, op) + " reduces another reduction's result read on other rows";
         return a;
@@ -135,6 +137,7 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
     for (ValueId o : op.outs)
       if (!dep.empty()) depends[o] = dep;
   }
+  find_online_lse(f, group, a);
   for (const auto& r : a.reductions) a.phases = std::max(a.phases, r.phase);
 
   for (ValueId o : group.outputs) {

@@ -11,7 +11,8 @@
 // Full outputs that depend on no reduction of the group are also "side" outputs: pointwise work
 // on the reductions' domain, which a reduction kernel writes during its pass over the domain.
 // Rows are the kept dims of D (linearized), a row's elements its reduced dims. A reduction
-// whose input depends on another reduction's result runs in a later phase over the same row.
+// whose input depends on another reduction's result runs in a later phase over the same row,
+// except a row's sum(exp(x - max(x))), which runs with the max (an online log-sum-exp).
 #pragma once
 
 #include <string>
@@ -27,6 +28,10 @@ struct ReductionInfo {
   ValueId input = kNoValue;
   std::vector<ValueId> outputs;  // var_mean has two
   int phase = 1;                 // 1 + the latest phase its input depends on
+  std::vector<int> after;        // the reductions whose results its input needs
+  // A sum of exp(x - max) over the row, with max = reduction `online_max` of the same x: both
+  // accumulate in one pass (an online log-sum-exp, see online_lse.h), in the max's phase.
+  int online_max = -1;
 };
 
 struct ReductionAnalysis {

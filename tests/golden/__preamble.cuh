@@ -302,6 +302,45 @@ __device__ __forceinline__ T fz_welford_mean(fz_welford<T> a) {
   return a.sum / a.n;  // the mean of nothing is 0 / 0 (NaN)
 }
 
+// An online log-sum-exp: a row's running maximum m and s, the sum of exp(x - m) over its
+// elements, rescaled by exp(m_old - m_new) when the maximum grows, so that amax(x) and
+// sum(exp(x - amax(x))) take one pass over the row (one exp per element). An element equal to
+// the maximum adds exactly 1, so a row of -inf (or +inf) counts its elements rather than
+// making NaN of a later finite maximum; fz_lse_sum then gives NaN for an infinite maximum, as
+// the reference's exp(inf - inf) does. A NaN makes both NaN. Empty: (-inf, 0), which
+// combines exactly with anything.
+template <typename T>
+struct fz_lse {
+  T m, s;
+};
+template <typename T>
+__device__ __forceinline__ fz_lse<T> fz_lse_init() {
+  if constexpr (sizeof(T) == 4) return fz_lse<T>{-__int_as_float(0x7f800000), T(0)};
+  else return fz_lse<T>{-__longlong_as_double(0x7ff0000000000000LL), T(0)};
+}
+__device__ __forceinline__ float fz_lse_exp(float x) { return expf(x); }
+__device__ __forceinline__ double fz_lse_exp(double x) { return exp(x); }
+template <typename T>
+__device__ __forceinline__ fz_lse<T> fz_lse_combine(fz_lse<T> a, fz_lse<T> b) {
+  const bool grow = b.m > a.m;
+  const T e = b.m == a.m ? T(1) : fz_lse_exp(grow ? a.m - b.m : b.m - a.m);
+  return fz_lse<T>{fz_maximum(a.m, b.m), grow ? a.s * e + b.s : a.s + b.s * e};
+}
+template <typename T>
+__device__ __forceinline__ fz_lse<T> fz_lse_push(fz_lse<T> a, T x) {
+  return fz_lse_combine(a, fz_lse<T>{x, T(1)});
+}
+template <typename T>
+__device__ __forceinline__ T fz_lse_max(fz_lse<T> a) {
+  return a.m;
+}
+__device__ __forceinline__ float fz_lse_sum(fz_lse<float> a) {
+  return isinf(a.m) ? __int_as_float(0x7fffffff) : a.s;
+}
+__device__ __forceinline__ double fz_lse_sum(fz_lse<double> a) {
+  return isinf(a.m) ? __longlong_as_double(0x7fffffffffffffffLL) : a.s;
+}
+
 // Combining operations, as function objects for the reduction helpers below.
 struct fz_sum_op {
   template <typename T>
@@ -327,6 +366,12 @@ struct fz_welford_op {
     return fz_welford_combine(a, b);
   }
 };
+struct fz_lse_op {
+  template <typename T>
+  __device__ __forceinline__ fz_lse<T> operator()(fz_lse<T> a, fz_lse<T> b) const {
+    return fz_lse_combine(a, b);
+  }
+};
 
 template <typename T>
 __device__ __forceinline__ T fz_shfl_xor(T v, int mask, int width) {
@@ -339,6 +384,10 @@ template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_shfl_xor(fz_welford<T> v, int mask, int width) {
   return fz_welford<T>{fz_shfl_xor(v.mean, mask, width), fz_shfl_xor(v.m2, mask, width),
                        fz_shfl_xor(v.n, mask, width), fz_shfl_xor(v.sum, mask, width)};
+}
+template <typename T>
+__device__ __forceinline__ fz_lse<T> fz_shfl_xor(fz_lse<T> v, int mask, int width) {
+  return fz_lse<T>{fz_shfl_xor(v.m, mask, width), fz_shfl_xor(v.s, mask, width)};
 }
 
 // Reduces v over the TPR threads of a row (threadIdx.x in [0, TPR) for one threadIdx.y; TPR a

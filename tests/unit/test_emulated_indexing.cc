@@ -2,7 +2,8 @@
 // draws for them, and their kernels: the public cross-entropy and embedding graphs compile to
 // one kernel each that matches eval in the emulator; indices outside the indexed extent are
 // clamped (eval and kernels agree, and no kernel reads outside a tensor: the emulator's guard
-// pages would fault); the index of an embedding row is loaded once per row.
+// pages would fault); the index of an embedding row is loaded once per row, and the row read
+// as 16-byte vectors when the table's row stride keeps looked-up rows aligned.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -163,8 +164,8 @@ TEST_CASE("an embedding row's index is loaded once per row, its row read by the 
   REQUIRE(c.kernels.size() == 1);
   const std::string& src = c.kernels[0].source;
   // On each path (vectors of 8 for aligned rows, else scalar) one load of the id, clamped,
-  // before the loop over the row's elements; the table read at ix * 768, lane by lane on the
-  // vector path (an indirect load is never a vector).
+  // before the loop over the row's elements; the table row read at ix * 768, as 16-byte
+  // vectors on the vector path (768 a multiple of 8 keeps every row aligned when the table is).
   size_t vec_path = src.find("if (vec_ok) {");
   REQUIRE(vec_path != std::string::npos);
   size_t scalar_path = src.find("} else {", vec_path);
@@ -180,7 +181,46 @@ TEST_CASE("an embedding row's index is loaded once per row, its row read by the 
   }
   size_t second_id = src.find("ids[", src.find("ids[row]", scalar_path) + 1);
   CHECK(second_id == std::string::npos);
-  CHECK(src.find("table[g_v * 8 + ix_v * 768 + lane]", vec_path) < scalar_path);
+  CHECK(src.find("fz_is_aligned<16>(table, 0)") < vec_path);
+  CHECK(src.find("*reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(table + (g_v * 8 + ix_v * "
+                 "768))",
+                 vec_path) < scalar_path);
+  CHECK(src.find("table[g_v") == std::string::npos);  // no lane-by-lane read of the table
   CHECK(src.find("table[ix * 768 + k]", scalar_path) != std::string::npos);
-  CHECK(src.find("table_vec") == std::string::npos);
+}
+
+TEST_CASE("table rows looked up by index move as 16-byte vectors when the row stride allows",
+          "[emulated][indexing]") {
+  // softmax(table[ids][:, :8]): rows of 8 f32 (two vectors) W apart in the table. W a multiple
+  // of 4 keeps every looked-up row aligned: the vector path reads the table as vectors, under
+  // a test on W when it is a symbol; W = 10 never allows it (lane by lane, as before).
+  auto json = [](const std::string& w) {
+    const std::string sym = w == "\"W\"" ? R"(, "W": {"hint": 12, "min": 8})" : "";
+    return R"({"fuserc": 1, "name": "lookup", "symbols": {"N": {"hint": 8}, "V": {"hint": 5})" +
+           sym + R"(}, "inputs": [{"name": "table", "dtype": "f32", "shape": ["V", )" + w +
+           R"(]}, {"name": "ids", "dtype": "i32", "shape": ["N"]}],
+      "ops": [{"op": "index_select", "args": ["table", "ids"], "dim": 0, "out": "r"},
+              {"op": "slice", "args": ["r"], "starts": [0, 0], "ends": ["N", 8], "steps": [1, 1], "out": "x"},
+              {"op": "amax", "args": ["x"], "dims": [1], "keepdim": true, "out": "m"},
+              {"op": "sub", "args": ["x", "m"], "out": "xs"}, {"op": "exp", "args": ["xs"], "out": "e"},
+              {"op": "sum", "args": ["e"], "dims": [1], "keepdim": true, "out": "s"},
+              {"op": "div", "args": ["e", "s"], "out": "y"}],
+      "outputs": ["y"]})";
+  };
+  PassContext ctx;
+  CompileOptions o;
+  o.run_nvrtc = false;
+  for (const std::string w : {"\"W\"", "12", "10"}) {
+    INFO("W " << w);
+    CompiledFusion c = compile_fusion(parse_text(json(w)), o, ctx);
+    REQUIRE(!c.kernels.empty());  // the 32-bit variant first (W a symbol: a 64-bit one too)
+    const std::string src = c.kernels[0].source.substr(c.kernels[0].source.find("extern \"C\""));
+    const bool vectors = w != "10";
+    CHECK((src.find("reinterpret_cast<const fz_vec<float, 4>*>(table") != std::string::npos) ==
+          vectors);
+    CHECK((src.find("W % 4 == 0") != std::string::npos) == (w == "\"W\""));
+    Bindings sizes = {{{"N", 9}, {"V", 5}}, {{"N", 1}, {"V", 1}}};
+    if (w == "\"W\"") sizes = {{{"N", 9}, {"V", 5}, {"W", 12}}, {{"N", 9}, {"V", 5}, {"W", 10}}};
+    check_graph(json(w), sizes);
+  }
 }

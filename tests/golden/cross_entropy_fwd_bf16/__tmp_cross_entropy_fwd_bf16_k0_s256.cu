@@ -1,75 +1,65 @@
 // fuserc: graph 'cross_entropy_fwd_bf16', kernel cross_entropy_fwd_bf16_k0_s256 (reduction)
 // computes: xf = cast(logits); m = amax(xf); xs = sub(xf, m); e = exp(xs); s = sum(e); ls = log(s); lse2 = add(ls, m); t2 = unsqueeze(target); picked = gather(xf, t2); loss2 = sub(lse2, picked); loss = squeeze(loss2); lse = squeeze(lse2)
-// reduces [N, V] over rows of V (N rows), contiguous rows, 256 threads per row, 1 row per block, vectors of 8 when the row allows, 32-bit indexing
+// reduces [N, V] over rows of V (N rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, vectors of 8 when the row allows, 32-bit indexing
 extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s256(
     const __nv_bfloat16* __restrict__ logits,
     const long long* __restrict__ target,
     float* __restrict__ loss,
     float* __restrict__ lse,
+    fz_lse<float>* partials_m,
+    unsigned int* counters,
     int N,
     int V) {
-  __shared__ float smem_m[8];
-  __shared__ float smem_s[8];
+  __shared__ fz_lse<float> smem_m[8];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
     const bool active = true;
     const bool vec_ok = (V % 8 == 0) && fz_is_aligned<16>(logits, V * row);
-    float acc_m = (-__int_as_float(0x7f800000));
+    fz_lse<float> acc_m = fz_lse_init<float>();
     if (active) {
       if (vec_ok) {
-        for (int g_v = (int)threadIdx.x; g_v < V / 8; g_v += 256) {
+        for (int g_v = (int)blockIdx.y * 256 + (int)threadIdx.x; g_v < V / 8; g_v += (int)gridDim.y * 256) {
           const fz_vec<__nv_bfloat16, 8> logits_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(logits + (g_v * 8 + V * row));
           #pragma unroll
           for (int lane = 0; lane < 8; ++lane) {
             const float logits_v2 = __bfloat162float(logits_vec.v[lane]);
             const float xf_v = logits_v2;
-            acc_m = fz_maximum(acc_m, xf_v);
+            acc_m = fz_lse_push(acc_m, xf_v);
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < V; k += 256) {
+        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < V; k += (int)gridDim.y * 256) {
           const float logits_v = __bfloat162float(logits[k + V * row]);
           const float xf = logits_v;
-          acc_m = fz_maximum(acc_m, xf);
+          acc_m = fz_lse_push(acc_m, xf);
         }
       }
     }
-    acc_m = fz_row_reduce<256>(acc_m, fz_max_op(), smem_m);
-    const float m = acc_m;
-    float acc_s = 0.0f;
-    if (active) {
-      if (vec_ok) {
-        for (int g_v = (int)threadIdx.x; g_v < V / 8; g_v += 256) {
-          const fz_vec<__nv_bfloat16, 8> logits_vec_v = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(logits + (g_v * 8 + V * row));
-          #pragma unroll
-          for (int lane = 0; lane < 8; ++lane) {
-            const float logits_v4 = __bfloat162float(logits_vec_v.v[lane]);
-            const float xf_v3 = logits_v4;
-            const float xs_v = (xf_v3 - m);
-            const float e_v = expf(xs_v);
-            acc_s = (acc_s + e_v);
-          }
-        }
-      } else {
-        for (int k = (int)threadIdx.x; k < V; k += 256) {
-          const float logits_v3 = __bfloat162float(logits[k + V * row]);
-          const float xf_v2 = logits_v3;
-          const float xs = (xf_v2 - m);
-          const float e = expf(xs);
-          acc_s = (acc_s + e);
+    acc_m = fz_row_reduce<256>(acc_m, fz_lse_op(), smem_m);
+    if (1 < (int)gridDim.y) {
+      if (active && ((int)threadIdx.x == 0)) {
+        partials_m[(int)blockIdx.y + (int)gridDim.y * row] = acc_m;
+      }
+      const bool last = fz_last_block(counters, row_base, (int)gridDim.y);
+      if (!last) continue;
+      acc_m = fz_lse_init<float>();
+      if (active) {
+        for (int g = (int)threadIdx.x; g < (int)gridDim.y; g += 256) {
+          acc_m = fz_lse_combine(acc_m, fz_load_cg(partials_m, g + (int)gridDim.y * row));
         }
       }
+      acc_m = fz_row_reduce<256>(acc_m, fz_lse_op(), smem_m);
     }
-    acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);
-    const float s = acc_s;
+    const float m = fz_lse_max(acc_m);
+    const float s = fz_lse_sum(acc_m);
     if (active && ((int)threadIdx.x == 0)) {
       const float ls = logf(s);
       const float lse2 = (ls + m);
       const long long target_v = target[row];
       const int ix = fz_clamp_index(target_v, V);
-      const float logits_v5 = __bfloat162float(logits[ix + V * row]);
-      const float xf_v4 = logits_v5;
-      const float loss2 = (lse2 - xf_v4);
+      const float logits_v3 = __bfloat162float(logits[ix + V * row]);
+      const float xf_v2 = logits_v3;
+      const float loss2 = (lse2 - xf_v2);
       loss[row] = loss2;
       lse[row] = lse2;
     }

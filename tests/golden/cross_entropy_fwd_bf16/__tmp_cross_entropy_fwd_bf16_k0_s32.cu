@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s32(
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
     const bool vec_ok = (V % 8 == 0) && fz_is_aligned<16>(logits, V * row);
-    float acc_m = (-__int_as_float(0x7f800000));
+    fz_lse<float> acc_m = fz_lse_init<float>();
     if (active) {
       if (vec_ok) {
         for (int g_v = (int)threadIdx.x; g_v < V / 8; g_v += 32) {
@@ -21,53 +21,28 @@ extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s32(
           for (int lane = 0; lane < 8; ++lane) {
             const float logits_v2 = __bfloat162float(logits_vec.v[lane]);
             const float xf_v = logits_v2;
-            acc_m = fz_maximum(acc_m, xf_v);
+            acc_m = fz_lse_push(acc_m, xf_v);
           }
         }
       } else {
         for (int k = (int)threadIdx.x; k < V; k += 32) {
           const float logits_v = __bfloat162float(logits[k + V * row]);
           const float xf = logits_v;
-          acc_m = fz_maximum(acc_m, xf);
+          acc_m = fz_lse_push(acc_m, xf);
         }
       }
     }
-    acc_m = fz_row_reduce<32>(acc_m, fz_max_op(), 0);
-    const float m = acc_m;
-    float acc_s = 0.0f;
-    if (active) {
-      if (vec_ok) {
-        for (int g_v = (int)threadIdx.x; g_v < V / 8; g_v += 32) {
-          const fz_vec<__nv_bfloat16, 8> logits_vec_v = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(logits + (g_v * 8 + V * row));
-          #pragma unroll
-          for (int lane = 0; lane < 8; ++lane) {
-            const float logits_v4 = __bfloat162float(logits_vec_v.v[lane]);
-            const float xf_v3 = logits_v4;
-            const float xs_v = (xf_v3 - m);
-            const float e_v = expf(xs_v);
-            acc_s = (acc_s + e_v);
-          }
-        }
-      } else {
-        for (int k = (int)threadIdx.x; k < V; k += 32) {
-          const float logits_v3 = __bfloat162float(logits[k + V * row]);
-          const float xf_v2 = logits_v3;
-          const float xs = (xf_v2 - m);
-          const float e = expf(xs);
-          acc_s = (acc_s + e);
-        }
-      }
-    }
-    acc_s = fz_row_reduce<32>(acc_s, fz_sum_op(), 0);
-    const float s = acc_s;
+    acc_m = fz_row_reduce<32>(acc_m, fz_lse_op(), 0);
+    const float m = fz_lse_max(acc_m);
+    const float s = fz_lse_sum(acc_m);
     if (active && ((int)threadIdx.x == 0)) {
       const float ls = logf(s);
       const float lse2 = (ls + m);
       const long long target_v = target[row];
       const int ix = fz_clamp_index(target_v, V);
-      const float logits_v5 = __bfloat162float(logits[ix + V * row]);
-      const float xf_v4 = logits_v5;
-      const float loss2 = (lse2 - xf_v4);
+      const float logits_v3 = __bfloat162float(logits[ix + V * row]);
+      const float xf_v2 = logits_v3;
+      const float loss2 = (lse2 - xf_v2);
       loss[row] = loss2;
       lse[row] = lse2;
     }

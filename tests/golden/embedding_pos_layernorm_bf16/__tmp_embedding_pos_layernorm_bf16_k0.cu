@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k
   for (int row_base = (int)blockIdx.x; row_base < B * S; row_base += (int)gridDim.x) {
     const int row = row_base;
     const bool active = true;
-    const bool vec_ok = fz_is_aligned<16>(pos, (row % S) * 768) && fz_is_aligned<16>(w, 0) && fz_is_aligned<16>(b, 0) && fz_is_aligned<16>(y, row * 768);
+    const bool vec_ok = fz_is_aligned<16>(table, 0) && fz_is_aligned<16>(pos, (row % S) * 768) && fz_is_aligned<16>(w, 0) && fz_is_aligned<16>(b, 0) && fz_is_aligned<16>(y, row * 768);
     float table_r[8];
     float pos_r[8];
     float w_r[8];
@@ -33,9 +33,10 @@ extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k
             const int ids_v2 = ids[row];
             const long long ids_i64_v = (long long)ids_v2;
             const int ix_v = fz_clamp_index(ids_i64_v, V);
+            const fz_vec<__nv_bfloat16, 8> table_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(table + (g_v * 8 + ix_v * 768));
             #pragma unroll
             for (int lane = 0; lane < 8; ++lane) {
-              const float table_v2 = __bfloat162float(table[g_v * 8 + ix_v * 768 + lane]);
+              const float table_v2 = __bfloat162float(table_vec.v[lane]);
               const float pos_v2 = __bfloat162float(pos_vec.v[lane]);
               const float h_v = (table_v2 + pos_v2);
               const float hf_v = h_v;

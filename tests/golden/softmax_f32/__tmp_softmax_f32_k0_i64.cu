@@ -6,37 +6,26 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_i64(
     float* __restrict__ y,
     long long C,
     long long N) {
-  __shared__ float smem_m[32];
-  __shared__ float smem_s[32];
+  __shared__ fz_lse<float> smem_m[32];
   for (long long row_base = (long long)blockIdx.x; row_base < N; row_base += (long long)gridDim.x) {
     const long long row = row_base;
     const bool active = true;
-    float acc_m = (-__int_as_float(0x7f800000));
+    fz_lse<float> acc_m = fz_lse_init<float>();
     if (active) {
       for (long long k = (long long)threadIdx.x; k < C; k += 1024) {
         const float x_v = x[k + C * row];
-        acc_m = fz_maximum(acc_m, x_v);
+        acc_m = fz_lse_push(acc_m, x_v);
       }
     }
-    acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
-    const float m = acc_m;
-    float acc_s = 0.0f;
+    acc_m = fz_row_reduce<1024>(acc_m, fz_lse_op(), smem_m);
+    const float m = fz_lse_max(acc_m);
+    const float s = fz_lse_sum(acc_m);
     if (active) {
       for (long long k = (long long)threadIdx.x; k < C; k += 1024) {
         const float x_v2 = x[k + C * row];
         const float xs = (x_v2 - m);
         const float e = expf(xs);
-        acc_s = (acc_s + e);
-      }
-    }
-    acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
-    const float s = acc_s;
-    if (active) {
-      for (long long k = (long long)threadIdx.x; k < C; k += 1024) {
-        const float x_v3 = x[k + C * row];
-        const float xs_v = (x_v3 - m);
-        const float e_v = expf(xs_v);
-        const float y_v = (e_v / s);
+        const float y_v = (e / s);
         y[k + C * row] = y_v;
       }
     }

@@ -6,13 +6,12 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
     float* __restrict__ y,
     int C,
     int N) {
-  __shared__ float smem_m[32];
-  __shared__ float smem_s[32];
+  __shared__ fz_lse<float> smem_m[32];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
     const bool active = true;
     const bool vec_ok = (C % 4 == 0) && fz_is_aligned<16>(x, C * row) && fz_is_aligned<16>(y, C * row);
-    float acc_m = (-__int_as_float(0x7f800000));
+    fz_lse<float> acc_m = fz_lse_init<float>();
     if (active) {
       if (vec_ok) {
         for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
@@ -20,63 +19,40 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
           #pragma unroll
           for (int lane = 0; lane < 4; ++lane) {
             const float x_v2 = x_vec.v[lane];
-            acc_m = fz_maximum(acc_m, x_v2);
+            acc_m = fz_lse_push(acc_m, x_v2);
           }
         }
       } else {
         for (int k = (int)threadIdx.x; k < C; k += 1024) {
           const float x_v = x[k + C * row];
-          acc_m = fz_maximum(acc_m, x_v);
+          acc_m = fz_lse_push(acc_m, x_v);
         }
       }
     }
-    acc_m = fz_row_reduce<1024>(acc_m, fz_max_op(), smem_m);
-    const float m = acc_m;
-    float acc_s = 0.0f;
+    acc_m = fz_row_reduce<1024>(acc_m, fz_lse_op(), smem_m);
+    const float m = fz_lse_max(acc_m);
+    const float s = fz_lse_sum(acc_m);
     if (active) {
       if (vec_ok) {
         for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
           const fz_vec<float, 4> x_vec_v = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
+          fz_vec<float, 4> y_vec;
           #pragma unroll
           for (int lane = 0; lane < 4; ++lane) {
             const float x_v4 = x_vec_v.v[lane];
             const float xs_v = (x_v4 - m);
             const float e_v = expf(xs_v);
-            acc_s = (acc_s + e_v);
-          }
-        }
-      } else {
-        for (int k = (int)threadIdx.x; k < C; k += 1024) {
-          const float x_v3 = x[k + C * row];
-          const float xs = (x_v3 - m);
-          const float e = expf(xs);
-          acc_s = (acc_s + e);
-        }
-      }
-    }
-    acc_s = fz_row_reduce<1024>(acc_s, fz_sum_op(), smem_s);
-    const float s = acc_s;
-    if (active) {
-      if (vec_ok) {
-        for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
-          const fz_vec<float, 4> x_vec_v2 = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
-          fz_vec<float, 4> y_vec;
-          #pragma unroll
-          for (int lane = 0; lane < 4; ++lane) {
-            const float x_v6 = x_vec_v2.v[lane];
-            const float xs_v3 = (x_v6 - m);
-            const float e_v3 = expf(xs_v3);
-            const float y_v2 = (e_v3 / s);
+            const float y_v2 = (e_v / s);
             y_vec.v[lane] = y_v2;
           }
           *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
         }
       } else {
         for (int k = (int)threadIdx.x; k < C; k += 1024) {
-          const float x_v5 = x[k + C * row];
-          const float xs_v2 = (x_v5 - m);
-          const float e_v2 = expf(xs_v2);
-          const float y_v = (e_v2 / s);
+          const float x_v3 = x[k + C * row];
+          const float xs = (x_v3 - m);
+          const float e = expf(xs);
+          const float y_v = (e / s);
           y[k + C * row] = y_v;
         }
       }
