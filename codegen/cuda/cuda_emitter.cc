@@ -378,7 +378,7 @@ class StmtPrinter {
     using K = kir::Stmt::Kind;
     switch (s.kind) {
       case K::Let:
-        out << pad << "const " << c_type(s.type) << " " << s.name << " = " << values_.print(s.value)
+        out << pad << (s.maybe_unused ? "[[maybe_unused]] " : "") << "const " << c_type(s.type) << " " << s.name << " = " << values_.print(s.value)
             << ";\n";
         break;
       case K::Declare:

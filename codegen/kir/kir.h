@@ -117,6 +117,7 @@ struct Stmt {
   Expr begin, end, step = Expr(1);
   bool unroll = false;  // For: fully unrolled
   bool rolled = false;  // For: never unrolled (one copy of a large body)
+  bool maybe_unused = false;  // Let: a local the statements after it may not read
   Block body, orelse;
   std::string text;
 };

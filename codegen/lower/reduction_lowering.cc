@@ -469,6 +469,8 @@ class ReductionLowering {
     kir::Block loop;
     loop.push_back(
         kir::let(c.index_type, c.vg, kir::index_value(j * p_.threads_per_row + tx, c.index_type)));
+    // A pass that only reads the registers of a row the threads cover exactly reads no `g`.
+    loop.back().maybe_unused = true;
     // The test on the local at the extent the threads cover (so that it is not folded away).
     Expr covered = Expr::index(c.vg, Expr(int64_t{p_.threads_per_row} * c.vectors));
     append_guarded(loop, lt(covered * width, a_.row_length), std::move(inner));

@@ -56,6 +56,8 @@ struct LaunchConfig {
 // -fwrapv: signed overflow wraps, as on the GPU. -ffp-contract=off: a*b+c is never fused (NVRTC
 // fuses by default, so results can differ in the last bit; explicit fmaf/__fmaf_rn agree).
 // -fno-strict-aliasing: kernels reinterpret memory (float4 loads, shared memory byte arrays).
+// -fno-tree-vectorize: GCC 12's vectorizer (on at -O2) crashes with "unrecognizable insn" on
+// some kernels (signbit of float pairs: a V2SF shift), found by scripts/random_graphs.py.
 const std::vector<std::string>& compile_flags() {
   static const std::vector<std::string> flags = {"-std=c++17",
                                                  "-O2",
@@ -63,6 +65,7 @@ const std::vector<std::string>& compile_flags() {
                                                  "-ffp-contract=off",
                                                  "-fno-strict-aliasing",
                                                  "-fno-math-errno",
+                                                 "-fno-tree-vectorize",
                                                  "-fPIC",
                                                  "-shared",
                                                  "-fvisibility=hidden",

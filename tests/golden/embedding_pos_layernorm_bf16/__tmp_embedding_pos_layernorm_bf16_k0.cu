@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < 768) {
             const fz_vec<__nv_bfloat16, 8> pos_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(pos + (g_v * 8 + (row % S) * 768));
             const fz_vec<__nv_bfloat16, 8> w_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(w + g_v * 8);
@@ -78,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(128) embedding_pos_layernorm_bf16_k
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < 768) {
             const float ve_v = (var + 1e-05f);
             const float rstd_v = rsqrtf(ve_v);

@@ -23,7 +23,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_t128(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < 768) {
             const fz_vec<__nv_bfloat16, 8> x_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(x + (g_v * 8 + row * 768));
             const fz_vec<__nv_bfloat16, 8> w_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(w + g_v * 8);
@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd_bf16_k0_t128(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < 768) {
             const float ve_v = (var + eps);
             const float rstd_v2 = rsqrtf(ve_v);

@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_t128(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < H) {
             const fz_vec<__nv_bfloat16, 8> x_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(x + (g_v * 8 + H * row));
             const fz_vec<__nv_bfloat16, 8> w_vec = *reinterpret_cast<const fz_vec<__nv_bfloat16, 8>*>(w + g_v * 8);
@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(128) rms_norm_fwd_bf16_k0_t128(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < H) {
             const float mse_v = (ms + 1e-06f);
             const float r_v = rsqrtf(mse_v);

@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_t8(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < C) {
             const fz_vec<__half, 8> y_vec = *reinterpret_cast<const fz_vec<__half, 8>*>(y + (g_v * 8 + C * row));
             const fz_vec<__half, 8> dy_vec = *reinterpret_cast<const fz_vec<__half, 8>*>(dy + (g_v * 8 + C * row));
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_bwd_f16_k0_t8(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 1; ++j) {
-          const int g_v = (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
           if (g_v * 8 < C) {
             fz_vec<__half, 8> dx_vec;
             #pragma unroll

@@ -16,7 +16,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int g_v = j * 8 + (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = j * 8 + (int)threadIdx.x;
           if (g_v * 4 < C) {
             const fz_vec<float, 4> x_vec = *reinterpret_cast<const fz_vec<float, 4>*>(x + (g_v * 4 + C * row));
             #pragma unroll
@@ -46,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t8(
       if (vec_ok) {
         #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int g_v = j * 8 + (int)threadIdx.x;
+          [[maybe_unused]] const int g_v = j * 8 + (int)threadIdx.x;
           if (g_v * 4 < C) {
             fz_vec<float, 4> y_vec;
             #pragma unroll
