@@ -16,7 +16,7 @@ using namespace expr_detail;
 namespace expr_detail {
 
 [[noreturn]] static void overflow() {
-  throw UserError("size arithmetic overflows 64-bit integers");
+  throw SizeOverflow("size arithmetic overflows 64-bit integers");
 }
 
 int64_t checked_add(int64_t a, int64_t b) {
@@ -572,14 +572,30 @@ std::pair<Poly, Poly> split_divisible_by_monomial(const Poly& a, const Expr& b) 
   return {div, rest};
 }
 
+// A proof's own arithmetic (b - a, b + 1) may overflow where a and b themselves are fine (a
+// bound near 2^62 on each side): that step then proves nothing, and the answer is "not proven"
+// rather than the user error the overflow is elsewhere. False (not proven) is always sound.
+template <typename F>
+bool proven(F&& f) {
+  try {
+    return f();
+  } catch (const SizeOverflow&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 bool provably_less(const Expr& a, const Expr& b) {
   if (a.hi() < b.lo()) return true;
-  if ((b - a).lo() >= 1) return true;
+  if (proven([&] { return (b - a).lo() >= 1; })) return true;
   if (a.op() == ExprOp::Mod && a.args()[1] == b && b.lo() > 0) return true;
   if (a.lo() >= 0) {
-    if (auto ub = index_upper_bound(a); ub && *ub != a && (b - *ub).lo() >= 1) return true;
+    if (proven([&] {
+          auto ub = index_upper_bound(a);
+          return ub && *ub != a && (b - *ub).lo() >= 1;
+        }))
+      return true;
   }
   return false;
 }
@@ -587,7 +603,9 @@ bool provably_less(const Expr& a, const Expr& b) {
 namespace {
 
 bool le_within(const Expr& a, const Expr& b, int depth) {
-  if (a == b || (b - a).lo() >= 0 || provably_less(a, b + Expr(1))) return true;
+  if (a == b || (a.hi() < kPosInf && a.hi() <= b.lo())) return true;
+  if (proven([&] { return (b - a).lo() >= 0; })) return true;
+  if (proven([&] { return provably_less(a, b + Expr(1)); })) return true;
   if (depth >= 4) return false;
   switch (a.op()) {
     case ExprOp::Max:
@@ -723,9 +741,15 @@ Expr min_max(const Expr& a, const Expr& b, bool is_min) {
   if (a.is_const() && b.is_const())
     return Expr(is_min ? std::min(a.value(), b.value()) : std::max(a.value(), b.value()));
   if (a == b) return a;
-  Expr d = a - b;
-  if (d.hi() <= 0) return is_min ? a : b;  // a <= b everywhere
-  if (d.lo() >= 0) return is_min ? b : a;  // a >= b everywhere
+  int64_t dlo = kNegInf, dhi = kPosInf;  // bounds of a - b (unknown where that overflows)
+  try {
+    Expr d = a - b;
+    dlo = d.lo();
+    dhi = d.hi();
+  } catch (const SizeOverflow&) {
+  }
+  if (dhi <= 0) return is_min ? a : b;  // a <= b everywhere
+  if (dlo >= 0) return is_min ? b : a;  // a >= b everywhere
   if (provably_le(a, b)) return is_min ? a : b;
   if (provably_le(b, a)) return is_min ? b : a;
   // max(max(x, y) + k, z) == max(x + k, z) when y + k <= z (min alike), so that clamps of
@@ -738,8 +762,10 @@ Expr min_max(const Expr& a, const Expr& b, bool is_min) {
     const Expr& m = mk->first;
     const Expr& k = mk->second;
     for (int i = 0; i < 2; ++i) {
-      Expr dropped = m.args()[1 - i] + k;
-      if (is_min ? provably_le(z, dropped) : provably_le(dropped, z))
+      if (proven([&] {
+            Expr dropped = m.args()[1 - i] + k;
+            return is_min ? provably_le(z, dropped) : provably_le(dropped, z);
+          }))
         return min_max(m.args()[i] + k, z, is_min);
     }
   }
@@ -753,29 +779,36 @@ Expr min_max(const Expr& a, const Expr& b, bool is_min) {
 }
 
 Expr comparison(ExprOp op, const Expr& a, const Expr& b) {
-  Expr d = a - b;
-  if (d.is_const()) {
-    int64_t v = d.value();
-    switch (op) {
-      case ExprOp::Lt: return Expr(v < 0);
-      case ExprOp::Le: return Expr(v <= 0);
-      case ExprOp::Eq: return Expr(v == 0);
-      case ExprOp::Ne: return Expr(v != 0);
-      default: break;
+  // a - b decides by its value or bounds; where it overflows, only the proofs below can.
+  int64_t dlo = kNegInf, dhi = kPosInf;
+  try {
+    Expr d = a - b;
+    if (d.is_const()) {
+      int64_t v = d.value();
+      switch (op) {
+        case ExprOp::Lt: return Expr(v < 0);
+        case ExprOp::Le: return Expr(v <= 0);
+        case ExprOp::Eq: return Expr(v == 0);
+        case ExprOp::Ne: return Expr(v != 0);
+        default: break;
+      }
     }
+    dlo = d.lo();
+    dhi = d.hi();
+  } catch (const SizeOverflow&) {
   }
   switch (op) {
     case ExprOp::Lt:
-      if (d.hi() < 0 || provably_le(a + Expr(1), b)) return Expr(1);
-      if (d.lo() >= 0 || provably_le(b, a)) return Expr(0);
+      if (dhi < 0 || proven([&] { return provably_le(a + Expr(1), b); })) return Expr(1);
+      if (dlo >= 0 || provably_le(b, a)) return Expr(0);
       break;
     case ExprOp::Le:
-      if (d.hi() <= 0 || provably_le(a, b)) return Expr(1);
-      if (d.lo() > 0 || provably_le(b + Expr(1), a)) return Expr(0);
+      if (dhi <= 0 || provably_le(a, b)) return Expr(1);
+      if (dlo > 0 || proven([&] { return provably_le(b + Expr(1), a); })) return Expr(0);
       break;
     case ExprOp::Eq:
     case ExprOp::Ne:
-      if (d.lo() > 0 || d.hi() < 0) return Expr(op == ExprOp::Ne);
+      if (dlo > 0 || dhi < 0 || a.hi() < b.lo() || b.hi() < a.lo()) return Expr(op == ExprOp::Ne);
       if (a.is_const() || (!b.is_const() && compare(a, b) > 0)) return make_binary(op, b, a, 0, 1);
       break;
     default: break;

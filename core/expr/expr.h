@@ -115,7 +115,7 @@ inline bool provably_equal(const Expr& a, const Expr& b) {
 }
 
 // True when a < b for every value of the symbols, as far as bounds, index variables' extents
-// and monotonicity show (false means "not proven").
+// and monotonicity show (false: "not proven"; a step that would overflow proves nothing).
 bool provably_less(const Expr& a, const Expr& b);
 // True when a <= b for every value of the symbols, also through min, max and divisions by
 // positive numbers (min(x, y) <= b when either is; x / 2 <= b when x >= 0 is).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/diagnostics.h"
 #include "core/expr/expr.h"
 
 namespace fuserc {
@@ -36,7 +37,15 @@ namespace expr_detail {
 inline constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
 inline constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
 
-// Exact arithmetic; throws UserError on overflow ("size arithmetic overflows 64 bits").
+// The error of size arithmetic that overflows 64 bits: a UserError, of a type of its own so
+// that proofs (provably_le, provably_less) can take an overflowing intermediate step of theirs
+// as "not proven" rather than as an error of the graph.
+class SizeOverflow : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+// Exact arithmetic; throws SizeOverflow on overflow ("size arithmetic overflows 64 bits").
 int64_t checked_add(int64_t a, int64_t b);
 int64_t checked_mul(int64_t a, int64_t b);
 int64_t checked_neg(int64_t a);

@@ -2,6 +2,7 @@
 // evaluation, and a randomized check that simplification never changes a value.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <map>
 #include <random>
 
@@ -330,4 +331,39 @@ TEST_CASE("expressions nest at most kMaxExprDepth deep, and every walk handles t
   Expr c = substitute(a, [](const std::string&) -> std::optional<Expr> { return M; });
   CHECK(free_symbols(c) == std::vector<std::string>{"M"});
   CHECK_THROWS_AS(deep(700), UserError);
+}
+
+TEST_CASE("a proof whose own arithmetic would overflow answers \"not proven\"", "[expr]") {
+  const int64_t big = int64_t{1} << 62;
+  // Decided by bounds although a - b overflows (its constant would be 2^63 + 1).
+  const Expr X = Expr::symbol("X", 0, big - 1);
+  Expr a = X + big;
+  Expr b = Expr(-big) - X - Expr(1);
+  CHECK_THROWS_AS(a - b, UserError);
+  CHECK(provably_le(b, a));
+  CHECK(provably_less(b, a));
+  CHECK_FALSE(provably_le(a, b));
+  CHECK_FALSE(provably_less(a, b));
+  CHECK(min(a, b) == b);
+  CHECK(max(b, a) == a);
+  CHECK(lt(b, a).is_const(1));
+  CHECK(le(a, b).is_const(0));
+  CHECK(ne(a, b).is_const(1));
+  // Not decided either way (the ranges overlap): "not proven", and min/max stay nodes whose
+  // values are right.
+  const Expr W = Expr::symbol("W", 0, std::numeric_limits<int64_t>::max());
+  Expr c = W - big - Expr(1);
+  Expr d = Expr(big) - W;
+  CHECK_FALSE(provably_le(c, d));
+  CHECK_FALSE(provably_le(d, c));
+  CHECK_FALSE(provably_less(c, d));
+  Expr lo = min(c, d);
+  Expr hi = max(c, d);
+  Expr less = lt(c, d);
+  for (int64_t w : {int64_t{0}, big, big + 1, big + big / 2}) {
+    int64_t cv = w - big - 1, dv = big - w;
+    CHECK(eval_with(lo, {{"W", w}}) == std::min(cv, dv));
+    CHECK(eval_with(hi, {{"W", w}}) == std::max(cv, dv));
+    CHECK(eval_with(less, {{"W", w}}) == (cv < dv ? 1 : 0));
+  }
 }
