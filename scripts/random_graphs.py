@@ -118,6 +118,10 @@ class Gen:
         d["out"] = out
         self.ops.append(d)
 
+    def bound_symbols(self):
+        """Symbols some input's shape binds (a symbol only an op names has no value)."""
+        return sorted({e for i in self.inputs for e in i.get("shape", []) if isinstance(e, str)})
+
     def pick(self, pred=lambda v: True):
         cands = [v for v in self.values if pred(v)]
         return self.r.choice(cands) if cands else None
@@ -156,7 +160,7 @@ class Gen:
             if op in ("isnan", "isfinite", "logical_not", "signbit"):
                 odt = "bool"
             elif op in ("abs", "neg", "relu", "sign", "floor", "ceil", "round", "trunc",
-                        "bitwise_not", "frac"):
+                        "bitwise_not") or (op == "frac" and dt in FLOATS):
                 odt = dt
             else:
                 odt = dt if dt in FLOATS else "f32"
@@ -215,7 +219,8 @@ class Gen:
             if a[1] == "bool":
                 return False
         if op == "pow2":
-            op, bn = "pow", 2
+            # An integer literal exponent: the result keeps the base's dtype (pow(i64, 2) is i64).
+            op, bn, odt = "pow", 2, a[1]
             if odt == "bool":
                 return False
         if op in ("add", "sub") and odt == "bool":
@@ -340,8 +345,8 @@ class Gen:
                 return False
             oshape = list(shape)
             for i in ones:
-                oshape[i] = r.choice([3, 8]) if r.random() < 0.5 or not self.symbols else r.choice(
-                    sorted(self.symbols))
+                bound = self.bound_symbols()
+                oshape[i] = r.choice([3, 8]) if r.random() < 0.5 or not bound else r.choice(bound)
             if not self.numel_ok(oshape):
                 return False
             self.emit("expand", [name], out, shape=oshape)
