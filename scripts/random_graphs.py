@@ -228,7 +228,7 @@ class Gen:
             # Integer remainders: the divisor is a fresh input that is never zero.
             d = self.add_input("i32", a[2] if not a[3] else [], rng=(1, 9))
             bn = d
-            odt = promote(a[1], "i32") if not a[3] else "i32"
+            odt = promote(a[1], "i32")  # a rank-0 dividend has a rank-0 divisor: same level
             shape = list(a[2])
             if a[1] == "bool":
                 return False
