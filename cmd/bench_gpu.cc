@@ -69,7 +69,9 @@ void fill_pattern(uint8_t* p, DType dtype, size_t n) {
 std::string strided(const HostTensor& t, const std::vector<int64_t>& strides) {
   size_t size = dtype_size(t.dtype());
   int64_t extent = t.numel() == 0 ? 0 : 1;
-  for (int d = 0; d < t.rank(); ++d) extent += (t.shape()[d] - 1) * strides[d];
+  // An empty tensor spans no bytes (an extent of 0 would make the span negative).
+  for (int d = 0; d < t.rank(); ++d)
+    if (t.numel() > 0) extent += (t.shape()[d] - 1) * strides[d];
   std::string bytes(static_cast<size_t>(extent) * size, '\0');
   std::vector<int64_t> idx(t.rank(), 0);
   for (int64_t e = 0; e < t.numel(); ++e) {

@@ -38,7 +38,9 @@ std::vector<int64_t> shape_of(const fb::Tensor& t, const Binding& b) {
 std::string strided_layout(const HostTensor& t, const std::vector<int64_t>& strides) {
   size_t size = dtype_size(t.dtype());
   int64_t extent = t.numel() == 0 ? 0 : 1;
-  for (size_t d = 0; d < strides.size(); ++d) extent += (t.shape()[d] - 1) * strides[d];
+  // An empty tensor spans no bytes (an extent of 0 would make the span negative).
+  for (size_t d = 0; d < strides.size(); ++d)
+    if (t.numel() > 0) extent += (t.shape()[d] - 1) * strides[d];
   std::string bytes(static_cast<size_t>(extent) * size, '\0');
   std::vector<int64_t> idx(t.rank(), 0);
   for (int64_t e = 0; e < t.numel(); ++e) {

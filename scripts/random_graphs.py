@@ -82,7 +82,9 @@ class Gen:
         if r.random() < 0.5:
             if not self.symbols or (len(self.symbols) < 3 and r.random() < 0.5):
                 s = "S" + str(len(self.symbols))
-                spec = {"hint": r.choice([1, 2, 3, 5, 8, 17, 33, 64, 100, 129, 256, 300, 1000])}
+                big = r.random() < 0.08  # long rows: grid-split reductions, multi-pass norms
+                spec = {"hint": r.choice([5000, 9001, 20000, 70000] if big else
+                                         [1, 2, 3, 5, 8, 17, 33, 64, 100, 129, 256, 300, 1000])}
                 if r.random() < 0.3:
                     spec["max"] = max(spec["hint"] * 4, 4096)
                 if r.random() < 0.1:
@@ -90,13 +92,25 @@ class Gen:
                 self.symbols[s] = spec
                 return s
             return r.choice(sorted(self.symbols))
+        if r.random() < 0.05:
+            return r.choice([4096, 5003, 32768, 65536])
         return r.choice([1, 2, 3, 4, 7, 8, 16, 31, 32, 64, 96, 128, 257, 768, 1024])
 
-    def add_input(self, dtype, shape, rng=None):
+    def add_input(self, dtype, shape, rng=None, allow_strides=True):
         name = self.fresh("in")
         d = {"name": name, "dtype": dtype}
         if shape is not None:
             d["shape"] = shape
+        if shape and allow_strides and self.r.random() < 0.15:
+            if len(shape) == 2 and self.r.random() < 0.5:
+                d["strides"] = [1, shape[0]]  # column-major
+            elif isinstance(shape[-1], int) and all(isinstance(e, int) for e in shape):
+                st, acc = [], 1  # row-major with padded rows and a step on the last dim
+                for i, e in reversed(list(enumerate(shape))):
+                    step = 2 if i == len(shape) - 1 else 1
+                    st.append(acc * step)
+                    acc *= e * step + (3 if i == len(shape) - 1 else 0)
+                d["strides"] = list(reversed(st))
         if dtype != "bool":
             lo, hi = rng or ((-2, 2) if dtype in FLOATS else (-5, 5))
             d["range"] = [lo, hi]
@@ -117,6 +131,10 @@ class Gen:
         d.update(attrs)
         d["out"] = out
         self.ops.append(d)
+
+    def bound_symbols(self):
+        """Symbols some input's shape binds (a symbol only an op names has no value)."""
+        return sorted({e for i in self.inputs for e in i.get("shape", []) if isinstance(e, str)})
 
     def pick(self, pred=lambda v: True):
         cands = [v for v in self.values if pred(v)]
@@ -156,7 +174,7 @@ class Gen:
             if op in ("isnan", "isfinite", "logical_not", "signbit"):
                 odt = "bool"
             elif op in ("abs", "neg", "relu", "sign", "floor", "ceil", "round", "trunc",
-                        "bitwise_not", "frac"):
+                        "bitwise_not") or (op == "frac" and dt in FLOATS):
                 odt = dt
             else:
                 odt = dt if dt in FLOATS else "f32"
@@ -210,12 +228,13 @@ class Gen:
             # Integer remainders: the divisor is a fresh input that is never zero.
             d = self.add_input("i32", a[2] if not a[3] else [], rng=(1, 9))
             bn = d
-            odt = promote(a[1], "i32") if not a[3] else "i32"
+            odt = promote(a[1], "i32")  # a rank-0 dividend has a rank-0 divisor: same level
             shape = list(a[2])
             if a[1] == "bool":
                 return False
         if op == "pow2":
-            op, bn = "pow", 2
+            # An integer literal exponent: the result keeps the base's dtype (pow(i64, 2) is i64).
+            op, bn, odt = "pow", 2, a[1]
             if odt == "bool":
                 return False
         if op in ("add", "sub") and odt == "bool":
@@ -259,6 +278,9 @@ class Gen:
         if kind in ("var", "var_mean") and self.r.random() < 0.5:
             attrs["correction"] = self.r.choice([0, 1])
         nd = [d % len(shape) for d in dims]
+        if kind in ("max", "min", "amax", "amin") and any(
+                isinstance(shape[d], str) and self.symbols[shape[d]].get("min", 1) == 0 for d in nd):
+            kind = "sum"  # a maximum over a dim that may be empty is an error, as in PyTorch
         oshape = [1 if i in nd else e for i, e in enumerate(shape)] if keep else [
             e for i, e in enumerate(shape) if i not in nd]
         odt = "i64" if kind in ("sum", "prod") and dt not in FLOATS else dt
@@ -321,9 +343,21 @@ class Gen:
             d = r.randrange(n)
             if not isinstance(shape[d], int):
                 return self.view()
-            self.emit("cat", [name, name], out, dim=d)
+            same = lambda w: (not w[3] and w[1] == dt and len(w[2]) == n and w[0] != name and
+                              isinstance(w[2][d], int) and
+                              all(w[2][i] == shape[i] for i in range(n) if i != d))
+            other = self.pick(same) if r.random() < 0.6 else None
             oshape = list(shape)
-            oshape[d] = 2 * shape[d]
+            if other is None:
+                self.emit("cat", [name, name], out, dim=d)
+                oshape[d] = 2 * shape[d]
+            else:
+                args = [name, other[0]] if r.random() < 0.5 else [other[0], name, name]
+                self.emit("cat", args, out, dim=d if r.random() < 0.7 else d - n)
+                oshape[d] = sum(shape[d] if a == name else other[2][d] for a in args)
+            if not self.numel_ok(oshape):
+                self.ops.pop()
+                return False
         elif kind == "unsqueeze":
             d = r.randint(0, n)
             self.emit("unsqueeze", [name], out, dim=d)
@@ -340,8 +374,8 @@ class Gen:
                 return False
             oshape = list(shape)
             for i in ones:
-                oshape[i] = r.choice([3, 8]) if r.random() < 0.5 or not self.symbols else r.choice(
-                    sorted(self.symbols))
+                bound = self.bound_symbols()
+                oshape[i] = r.choice([3, 8]) if r.random() < 0.5 or not bound else r.choice(bound)
             if not self.numel_ok(oshape):
                 return False
             self.emit("expand", [name], out, shape=oshape)
@@ -377,7 +411,12 @@ class Gen:
         if v is None:
             return False
         name, dt, shape, _ = v
-        d = self.r.randrange(len(shape))
+        # Never index a dim that may be empty: no index is valid there.
+        dims = [i for i, e in enumerate(shape)
+                if not isinstance(e, str) or self.symbols[e].get("min", 1) != 0]
+        if not dims:
+            return False
+        d = self.r.choice(dims)
         idt = self.r.choice(INTS)
         out = self.fresh()
         if self.r.random() < 0.5:
@@ -399,6 +438,30 @@ class Gen:
         self.values.append((out, dt, oshape, False))
         return True
 
+    def random(self):
+        v = self.pick(lambda v: len(v[2]) >= 1 and all(
+            not isinstance(e, str) or e in self.bound_symbols() for e in v[2]))
+        if v is None:
+            return False
+        seed = self.add_input("i64", None, rng=(0, 1000))
+        off = self.add_input("i64", None, rng=(0, 1 << 20))
+        out = self.fresh()
+        dt = self.r.choice(FLOATS)
+        self.emit(self.r.choice(["rand", "randn"]), [seed, off], out, shape=list(v[2]), dtype=dt)
+        self.values.append((out, dt, list(v[2]), False))
+        return True
+
+    def alias(self, outs):
+        """Writes one output in place into an input of its shape and dtype, sometimes."""
+        if self.r.random() > 0.25:
+            return None
+        for o in outs:
+            v = next(v for v in self.values if v[0] == o)
+            for i in self.inputs:
+                if i.get("shape") == v[2] and i["dtype"] == v[1] and i["name"] not in outs:
+                    return {o: i["name"]}
+        return None
+
     def build(self):
         r = self.r
         rank = r.choice([1, 2, 2, 3, 3, 4])
@@ -417,7 +480,7 @@ class Gen:
         if r.random() < 0.3:
             self.add_input(r.choice(["f32", "i64", "f64"]), None)
         makers = [(self.unary, 3), (self.binary, 4), (self.reduction, 2), (self.view, 2),
-                  (self.indexing, 0.5)]
+                  (self.indexing, 0.5), (self.random, 0.3)]
         total = sum(w for _, w in makers)
         steps = r.randint(3, 14)
         made = 0
@@ -443,6 +506,9 @@ class Gen:
         if self.symbols:
             doc["symbols"] = self.symbols
         doc.update({"inputs": self.inputs, "ops": self.ops, "outputs": outs})
+        al = self.alias(outs)
+        if al:
+            doc["aliases"] = al
         return doc
 
 

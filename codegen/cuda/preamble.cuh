@@ -58,19 +58,21 @@ __device__ __forceinline__ float fz_silu(float x) { return x / (1.0f + expf(-x))
 __device__ __forceinline__ double fz_silu(double x) { return x / (1.0 + exp(-x)); }
 __device__ __forceinline__ float fz_reciprocal(float x) { return 1.0f / x; }
 __device__ __forceinline__ double fz_reciprocal(double x) { return 1.0 / x; }
+// GELU without cancellation for negative x: 0.5 * x * (1 + erf(x / sqrt 2)) written with erfc, and
+// 0.5 * x * (1 + tanh(u)) as x * sigmoid(2u) (1 + tanh(u) lost every digit below x = -4 in f32).
 __device__ __forceinline__ float fz_gelu_erf(float x) {
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+  return 0.5f * x * erfcf(x * -0.70710678118654752440f);
 }
 __device__ __forceinline__ double fz_gelu_erf(double x) {
-  return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+  return 0.5 * x * erfc(x * -0.70710678118654752440);
 }
 __device__ __forceinline__ float fz_gelu_tanh(float x) {
   const float inner = 0.79788456080286535588f * (x + 0.044715f * x * x * x);
-  return 0.5f * x * (1.0f + tanhf(inner));
+  return x / (1.0f + expf(-2.0f * inner));
 }
 __device__ __forceinline__ double fz_gelu_tanh(double x) {
   const double inner = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
-  return 0.5 * x * (1.0 + tanh(inner));
+  return x / (1.0 + exp(-2.0 * inner));
 }
 
 template <typename T>

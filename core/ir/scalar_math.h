@@ -227,7 +227,7 @@ T gelu_erf(T a) {
   if constexpr (!kIsFloat<T>)
     return a;
   else
-    return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440)));
+    return T(0.5) * a * std::erfc(a * T(-0.70710678118654752440));  // no 1 + erf cancellation
 }
 template <class T>
 T gelu_tanh(T a) {
@@ -237,7 +237,7 @@ T gelu_tanh(T a) {
     const T k_beta = T(0.79788456080286535588);  // sqrt(2 / pi)
     const T k_kappa = T(0.044715);
     T inner = k_beta * (a + k_kappa * a * a * a);
-    return T(0.5) * a * (T(1) + std::tanh(inner));
+    return a / (T(1) + std::exp(T(-2) * inner));  // 0.5 a (1 + tanh(inner)), no cancellation
   }
 }
 

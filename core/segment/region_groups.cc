@@ -1,8 +1,11 @@
 // The top-down step of segmentation (merge_rules.h): a region between segment_set marks is one
 // group when a scheduler takes it whole; otherwise it is shattered into single ops to merge
 // bottom-up, or, when large, cut into chunks of consecutive ops first.
+#include <algorithm>
+
 #include "core/base/diagnostics.h"
 #include "core/segment/merge_rules.h"
+#include "core/segment/segmenter.h"
 
 namespace fuserc {
 namespace {
@@ -25,10 +28,20 @@ void group_region(GroupGraph& g, const std::vector<int>& ops, const SegmentConte
       std::string reasons;
       if (!first_accepting(f, g.as_segment({k}), ctx.schedulers, &reasons)) {
         const Op& op = f.ops[k];
-        throw UserError(SourcePlace{f.source_file},
-                        "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
-                            "' (out '" + f.value(op.outs[0]).name +
-                            "'): not supported yet: no scheduler can compile it (" + reasons + ")");
+        std::string message = "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
+                              "' (out '" + f.value(op.outs[0]).name +
+                              "'): not supported yet: no scheduler can compile it (" + reasons +
+                              ")";
+        // An op that writes an output in place into an input it reads elsewhere than at the
+        // element written (a slice, an index_select of its own index): segment_fusion_in_place
+        // gives it a copy of the input taken before the write, as for an overwrite cycle.
+        for (const auto& [out, in] : f.aliases) {
+          bool writes = std::find(op.outs.begin(), op.outs.end(), out) != op.outs.end();
+          for (const Operand& a : op.args)
+            if (writes && !a.is_literal() && a.value == in)
+              throw OverwriteCycle(SourcePlace{f.source_file}, message, k, in);
+        }
+        throw UserError(SourcePlace{f.source_file}, message);
       }
       ids.insert(g.add_group({k}));
     }

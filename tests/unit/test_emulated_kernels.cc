@@ -207,6 +207,12 @@ TEST_CASE("plans, aliases, strides, scalars and odd outputs", "[emulated]") {
                        {"op": "mul", "args": ["t", 2], "out": "t2"})",
                     R"("y", "x", "y", "t2")"),
               kSizes);
+  // A strided input with an empty extent spans no bytes (its span was once -1 elements: an
+  // allocation of 2^64 bytes that `run` reported as an internal error).
+  check_graph(graph("strided_empty", R"("N": {"hint": 5, "min": 0})",
+                    R"({"name": "x", "dtype": "i32", "shape": ["N", 8], "strides": [1, "N"]})",
+                    R"({"op": "abs", "args": ["x"], "out": "y"})", R"("y")"),
+              {{{"N", 0}}, {{"N", 5}}});
 }
 
 TEST_CASE("64-bit indexing variant runs when the 32-bit guard does not hold", "[emulated]") {

@@ -88,6 +88,15 @@ TEST_CASE("empty extents: empty rows and no rows", "[emulated]") {
                        {"op": "var", "args": ["x"], "dims": [0], "out": "v"})",
             R"("s", "p", "m", "v")"),
       {{{"N", 3}, {"M", 0}}, {{"N", 0}, {"M", 4}}, {{"N", 0}, {"M", 0}}, {{"N", 2}, {"M", 5}}});
+  // A leading extent of 1 before a middle reduction over rows of a min-0 symbol: the row's
+  // coordinate along it is a quotient by the symbol that cannot be folded (the symbol may be 0),
+  // and the epilogue reading the result there once failed an internal check.
+  check_graph(graph("lead1", R"("S": {"hint": 8, "min": 0})",
+                    R"({"name": "x", "dtype": "f32", "shape": [1, 4, 6, "S"]})",
+                    R"({"op": "var", "args": ["x"], "dims": [-2], "out": "v"},
+                       {"op": "trunc", "args": ["v"], "out": "t"})",
+                    R"("t", "v")"),
+              {{{"S", 0}}, {{"S", 5}}});
   // A maximum over an empty row is refused at binding, as the reference refuses it.
   Fusion f = parse_text(graph(
       "empty_max", sym, in, R"({"op": "amax", "args": ["x"], "dims": [1], "out": "m"})", R"("m")"));

@@ -175,6 +175,24 @@ TEST_CASE("the added unary ops at edge values, as PyTorch gives them", "[eval]")
   same(as_doubles(out["lg_int"]), {inf, inf, 1.7917594692280550}, 1e-7);
 }
 
+TEST_CASE("gelu of negative f32 keeps its digits (no 1 + erf / 1 + tanh cancellation)", "[eval]") {
+  auto out = run(graph(R"({"name": "x", "dtype": "f32", "shape": [4]})",
+                       R"({"op": "gelu", "args": ["x"], "out": "e"},
+                          {"op": "gelu", "args": ["x"], "approximate": "tanh", "out": "t"})",
+                       R"("e", "t")"),
+                 {{"x", tensor<double>(DType::F32, {4}, {-6.0, -5.0, -3.0, 2.0})}});
+  const double xs[] = {-6.0, -5.0, -3.0, 2.0};
+  for (int i = 0; i < 4; ++i) {
+    const double x = xs[i];
+    const double e = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    const double t = 0.5 * x * (1.0 + std::tanh(u));
+    // float's 1 + erf(-6/sqrt 2) is 0 (gelu 0) and its 1 + tanh(u(-5)) is off by 30%.
+    CHECK(std::abs(as_doubles(out["e"])[i] - e) <= 1e-5 * std::abs(e));
+    CHECK(std::abs(as_doubles(out["t"])[i] - t) <= 1e-5 * std::abs(t));
+  }
+}
+
 TEST_CASE("literals inf, -inf and nan in args, full and pad", "[eval]") {
   const double inf = std::numeric_limits<double>::infinity();
   auto out = run(graph(R"({"name": "x", "dtype": "bf16", "shape": [3]},

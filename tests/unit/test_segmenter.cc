@@ -300,3 +300,19 @@ TEST_CASE("inputs written in place: readers first, and a copy when no order work
   CHECK(f.ops[0].kind == OpKind::SegmentSet);
   CHECK(f.value(f.ops.back().args[0].value).name == "x_before_write");
 }
+
+TEST_CASE("an op that reads the input it overwrites at other elements reads a copy", "[segment]") {
+  // The pad shifts x by one column and is written back into x: no kernel can do it in place
+  // (a thread would read a neighbour another thread has overwritten), so it reads a copy.
+  const std::string g = graph(
+      "shift", R"("N": {"hint": 64})", R"({"name": "x", "dtype": "f32", "shape": ["N", 8]})",
+      R"({"op": "pad", "args": ["x"], "pads": [[0, 0], [-1, 1]], "out": "y"})", R"("y")",
+      R"(, "aliases": {"y": "x"})");
+  Fusion f = parse_text(g);
+  CHECK_THROWS_WITH(segment_fusion(f, all_schedulers(), HeuristicHints::from(f)),
+                    Catch::Contains("op 0 'pad' (out 'y'): not supported yet"));
+  SegmentedFusion s = segment_fusion_in_place(f, all_schedulers(), HeuristicHints::from(f));
+  REQUIRE(s.segments.size() == 2);
+  CHECK(names_of(f, s.segments[0].outputs) == std::vector<std::string>{"x_before_write"});
+  CHECK(f.value(f.ops.back().args[0].value).name == "x_before_write");
+}
