@@ -2,6 +2,7 @@
 // renumbered densely (inputs keep their place, since they are the graph's interface).
 #include <vector>
 
+#include "core/base/diagnostics.h"
 #include "core/passes/presegmentation.h"
 
 namespace fuserc {
@@ -34,8 +35,12 @@ void remove_dead_ops(Fusion& f) {
   for (size_t k = 0; k < f.ops.size(); ++k) {
     if (!live_op[k]) continue;
     Op op = f.ops[k];
-    for (auto& a : op.args)
-      if (!a.is_literal()) a.value = remap[a.value];
+    for (auto& a : op.args) {
+      if (a.is_literal()) continue;
+      FUSERC_CHECK(remap[a.value] != kNoValue,
+                   "op " + std::to_string(k) + " reads a value defined after it");
+      a.value = remap[a.value];
+    }
     int index = static_cast<int>(g.ops.size());
     for (auto& out : op.outs) {
       Value v = f.value(out);

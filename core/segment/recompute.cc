@@ -146,7 +146,7 @@ std::vector<Recompute> plan(const Fusion& f, const SegmentedFusion& s,
   return out;
 }
 
-// Gives each planned reader its own copy of the cone, placed after the cone's last op.
+// Gives each planned reader its own copy of the cone, each clone placed after its original.
 void apply(Fusion& f, const SegmentedFusion& s, const std::vector<Recompute>& todo) {
   std::set<std::string> names;
   for (const Value& v : f.values) names.insert(v.name);
@@ -168,7 +168,10 @@ void apply(Fusion& f, const SegmentedFusion& s, const std::vector<Recompute>& to
         clone[o] = id;
         o = id;
       }
-      after[r.cone.back()].push_back(std::move(op));
+      // Right after its original: its operands are defined by then (they are defined before
+      // the original, or are clones placed after earlier originals), and every op of the
+      // reader that reads a clone read the original, so it comes later.
+      after[k].push_back(std::move(op));
     }
     for (int k : s.segments[r.reader].ops)
       for (Operand& a : f.ops[k].args)

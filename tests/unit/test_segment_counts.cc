@@ -196,3 +196,34 @@ TEST_CASE("the cost model: reads of disjoint slices of one buffer save nothing t
   CHECK(same[0] == 4096.0 * 128 * 4);
   CHECK(worth_merging(same));
 }
+
+TEST_CASE("a recomputed cone is placed so that every reader of a clone comes after it",
+          "[segment]") {
+  // Found by scripts/random_graphs.py: the cone {abs, add} recomputed for the kernel of
+  // unsqueeze and ge was placed after the cone's last op (add), behind the unsqueeze that
+  // reads the abs clone; the dead-code pass then read that operand as a literal and the
+  // reduction analysis failed with "bad value id -1".
+  Result r = segment(graph("clone_order", R"("S0": {"hint": 256})",
+                           R"({"name": "in1", "dtype": "f64", "shape": ["S0"]})", R"(
+      {"op": "abs", "args": ["in1"], "out": "t2"},
+      {"op": "maximum", "args": ["in1", "t2"], "out": "t3"},
+      {"op": "amax", "args": ["t3"], "dims": [-1], "keepdim": true, "out": "t6"},
+      {"op": "unsqueeze", "args": ["t2"], "dim": 1, "out": "t7"},
+      {"op": "add", "args": ["in1", "t2"], "out": "t8"},
+      {"op": "ge", "args": ["t7", "t8"], "out": "t9"})",
+                           R"("t9", "t3", "t6")"));
+  REQUIRE(r.s.segments.size() == 2);
+  bool cloned = false;
+  for (const Value& v : r.f.values) cloned = cloned || v.name == "t2_recomputed";
+  CHECK(cloned);
+  // Every tensor operand is defined before its reader (the verifier's rule, checked here on
+  // what compile goes on with).
+  for (size_t k = 0; k < r.f.ops.size(); ++k)
+    for (const auto& a : r.f.ops[k].args) {
+      if (a.is_literal()) continue;
+      CHECK(r.f.value(a.value).def_op < static_cast<int>(k));
+    }
+  // The unsqueeze still reads a tensor, not a literal.
+  for (const Op& op : r.f.ops)
+    if (op.kind == OpKind::Unsqueeze) CHECK(!op.args[0].is_literal());
+}
