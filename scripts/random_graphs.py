@@ -8,10 +8,11 @@ valid graph or a wrong value anywhere in the front end, the segmenter or a sched
     /usr/bin/python3 ../shared/tools/check_corpus.py --fuserc build/cmd/fuserc DIR
 
 A graph mixes symbolic and literal extents, broadcasting, every dtype, casts, reductions
-over random dims (with keepdim results broadcast back, as normalizations do), views
-(permute, slice, pad, cat, reshape, squeeze/unsqueeze, expand), indexing, `where` and
-`segment_set`, and outputs taken from the middle of the graph. Values stay in ranges where
-the reference and fuserc agree up to rounding (no integer division by zero, no overflow).
+over random dims (with keepdim results broadcast back, as normalizations do, and wider
+accumulation dtypes), views (permute, slice, pad, cat, reshape, squeeze/unsqueeze, expand),
+indexing, `where`/`clamp`/`lerp`/`fma`, `full`/`iota`, random numbers, `segment_set`, every
+transcendental op behind ops that keep it in its domain, in-place outputs, and outputs taken
+from the middle of the graph. Values stay in ranges where the reference and fuserc agree up to rounding (no integer division by zero, no overflow).
 Deterministic for a seed.
 """
 import argparse
@@ -181,6 +182,145 @@ class Gen:
         self.values.append((out, odt, shape, r0))
         return True
 
+    def unary_more(self):
+        """The transcendental ops whose domain needs care, behind ops that keep them inside it:
+        log/log2/log10/acosh/lgamma/rsqrt/reciprocal of 1 + |x|, asin/acos/tan/sinh/cosh/exp2
+        of tanh(x), atanh/erfinv of tanh(x) / 2, and erfc/asinh/isinf of anything."""
+        v = self.pick(lambda v: v[1] != "bool")
+        if v is None:
+            return False
+        name, dt, shape, r0 = v
+        odt = dt if dt in FLOATS else "f32"
+        op = self.r.choice(["log", "log2", "log10", "acosh", "lgamma", "rsqrt", "reciprocal",
+                            "asin", "acos", "tan", "sinh", "cosh", "exp2", "atanh", "erfinv",
+                            "erfc", "asinh", "isinf"])
+        x = name
+        if op in ("log", "log2", "log10", "acosh", "lgamma", "rsqrt", "reciprocal"):
+            a, b = self.fresh(), self.fresh()
+            self.emit("abs", [name], a)
+            self.emit("add", [a, 1], b)
+            x = b
+        elif op in ("asin", "acos", "tan", "sinh", "cosh", "exp2", "atanh", "erfinv"):
+            a = self.fresh()
+            self.emit("tanh", [name], a)
+            x = a
+            if op in ("atanh", "erfinv"):
+                b = self.fresh()
+                self.emit("mul", [a, 0.5], b)
+                x = b
+        out = self.fresh()
+        self.emit(op, [x], out)
+        if op == "isinf":
+            odt = "bool"
+        self.values.append((out, odt, shape, r0))
+        return True
+
+    def cast(self):
+        v = self.pick()
+        name, dt, shape, r0 = v
+        to = self.r.choice([d for d in DTYPES if d != dt])
+        if dt in FLOATS and to in INTS:
+            # In range of every integer type and never NaN: 100 * tanh(x), x finite.
+            a, b, c = self.fresh(), self.fresh(), self.fresh()
+            self.emit("isfinite", [name], a)
+            self.emit("where", [a, name, 0.0], b)
+            self.emit("tanh", [b], c)
+            d = self.fresh()
+            self.emit("mul", [c, 100.0], d)
+            name = d
+        out = self.fresh()
+        self.emit("cast", [name], out, dtype=to)
+        self.values.append((out, to, shape, r0))
+        return True
+
+    def ternary(self):
+        kind = self.r.choice(["where", "where", "clamp", "lerp", "fma"])
+        a = self.pick()
+        name, dt, shape, r0 = a
+        if kind == "where":
+            c = self.pick(lambda v: v[1] == "bool" and broadcast(v[2], shape) is not None)
+            if c is None:
+                c0 = self.fresh()
+                self.emit("gt", [name, 0], c0)
+                c = (c0, "bool", shape, r0)
+            b = self.pick(lambda v: broadcast(v[2], broadcast(c[2], shape) or [0] * 99) is not None
+                          and v[1] == dt)
+            if b is None or self.r.random() < 0.2:
+                bn, bshape, br0 = (0 if dt in INTS + ["bool"] else {"value": "-inf"}
+                                   if self.r.random() < 0.3 else 1.5), [], True
+                if dt == "bool":
+                    bn = False
+            else:
+                bn, bshape, br0 = b[0], b[2], b[3]
+            oshape = broadcast(broadcast(c[2], shape), bshape)
+            if oshape is None or not self.numel_ok(oshape):
+                return False
+            out = self.fresh()
+            args = [c[0], name, bn] if self.r.random() < 0.5 else [c[0], bn, name]
+            self.emit("where", args, out)
+            self.values.append((out, dt, oshape, r0 and c[3] and br0))
+            return True
+        if dt == "bool":
+            return False
+        if kind == "clamp":
+            lo, hi = sorted(self.r.sample([-3, -1, 0, 1, 2, 4], 2))
+            if dt in FLOATS:
+                lo, hi = lo / 2, hi / 2
+            out = self.fresh()
+            self.emit("clamp", [name, lo, hi], out)
+            self.values.append((out, dt, shape, r0))
+            return True
+        if kind == "lerp":
+            if dt not in FLOATS:
+                return False
+            b = self.pick(lambda v: v[1] == dt and broadcast(v[2], shape) is not None)
+            if b is None:
+                return False
+            oshape = broadcast(b[2], shape)
+            if not self.numel_ok(oshape):
+                return False
+            out = self.fresh()
+            self.emit("lerp", [name, b[0], self.r.choice([0.25, 0.5, 0.9])], out)
+            self.values.append((out, dt, oshape, r0 and b[3]))
+            return True
+        # fma(a, b, c): operands of a's dtype, broadcast.
+        b = self.pick(lambda v: v[1] == dt and broadcast(v[2], shape) is not None)
+        c = self.pick(lambda v: v[1] == dt and b is not None and
+                      broadcast(v[2], broadcast(b[2], shape)) is not None)
+        if b is None or c is None:
+            return False
+        oshape = broadcast(c[2], broadcast(b[2], shape))
+        if not self.numel_ok(oshape):
+            return False
+        out = self.fresh()
+        self.emit("fma", [name, b[0], c[0]], out)
+        self.values.append((out, dt, oshape, r0 and b[3] and c[3]))
+        return True
+
+    def creation(self):
+        r = self.r
+        if r.random() < 0.5:
+            v = self.pick(lambda v: all(not isinstance(e, str) or e in self.bound_symbols()
+                                        for e in v[2]))
+            if v is None:
+                return False
+            dt = r.choice(DTYPES)
+            val = {"bool": True, "i32": -7, "i64": 3}.get(dt, r.choice([0.1, -2.5, 1e-3]))
+            out = self.fresh()
+            self.emit("full", None, out, shape=list(v[2]), value=val, dtype=dt)
+            self.values.append((out, dt, list(v[2]), len(v[2]) == 0))
+            return True
+        syms = self.bound_symbols()
+        length = r.choice(syms) if syms and r.random() < 0.6 else r.choice([1, 5, 64, 1000])
+        dt = r.choice(["i32", "i64", "f32", "f64", "bf16"])
+        start, step = (r.choice([0, -3, 10]), r.choice([1, 2, -1]))
+        if dt in FLOATS:
+            start, step = start / 4, step * 0.5
+        out = self.fresh()
+        self.emit("iota", None, out, length=length, start=start, step=step, dtype=dt)
+        self.values.append((out, dt, [length], False))
+        return True
+
     def binary(self):
         a = self.pick()
         b = self.pick(lambda v: broadcast(v[2], a[2]) is not None and v is not a)
@@ -284,6 +424,8 @@ class Gen:
         oshape = [1 if i in nd else e for i, e in enumerate(shape)] if keep else [
             e for i, e in enumerate(shape) if i not in nd]
         odt = "i64" if kind in ("sum", "prod") and dt not in FLOATS else dt
+        if kind in ("sum", "mean") and dt in ("f16", "bf16") and self.r.random() < 0.3:
+            attrs["dtype"] = odt = self.r.choice(["f32", "f64"])  # accumulate and return wider
         # var of fewer elements than the correction is NaN; fine for the reference as well.
         if kind == "var_mean":
             o1, o2 = self.fresh(), self.fresh()
@@ -480,7 +622,8 @@ class Gen:
         if r.random() < 0.3:
             self.add_input(r.choice(["f32", "i64", "f64"]), None)
         makers = [(self.unary, 3), (self.binary, 4), (self.reduction, 2), (self.view, 2),
-                  (self.indexing, 0.5), (self.random, 0.3)]
+                  (self.indexing, 0.5), (self.random, 0.3), (self.unary_more, 1),
+                  (self.cast, 1), (self.ternary, 1.5), (self.creation, 0.4)]
         total = sum(w for _, w in makers)
         steps = r.randint(3, 14)
         made = 0
