@@ -455,7 +455,8 @@ std::pair<int64_t, int64_t> div_bounds(const Expr& a, const Expr& b, bool ceil) 
   if (b.lo() <= 0) return {kNegInf, kPosInf};
   auto d = [&](int64_t x, int64_t y) {
     if (x == kPosInf || x == kNegInf) return x;
-    if (y == kPosInf) return x >= 0 ? int64_t{ceil && x > 0 ? 1 : 0} : int64_t{-1};
+    // y unbounded: x / y tends to 0 from x's side; a negative x floors to -1, ceils to 0.
+    if (y == kPosInf) return x >= 0 ? int64_t{ceil && x > 0 ? 1 : 0} : int64_t{ceil ? 0 : -1};
     return ceil ? ceil_div(x, y) : floor_div(x, y);
   };
   int64_t lo = a.lo() >= 0 ? d(a.lo(), b.hi()) : d(a.lo(), b.lo());

@@ -8,6 +8,7 @@
 
 #include "core/base/diagnostics.h"
 #include "core/expr/expr.h"
+#include "core/expr/expr_node.h"
 
 using namespace fuserc;
 
@@ -366,4 +367,20 @@ TEST_CASE("a proof whose own arithmetic would overflow answers \"not proven\"", 
     CHECK(eval_with(hi, {{"W", w}}) == std::max(cv, dv));
     CHECK(eval_with(less, {{"W", w}}) == (cv < dv ? 1 : 0));
   }
+}
+
+TEST_CASE("bounds of a negative number divided by an unbounded positive divisor", "[expr]") {
+  // Found by the expr fuzz target: ceil(-128 / d) for d in [1, inf) is in [-128, 0], but the
+  // bounds said [-128, -1] (the floor's limit), so a value of 0 lay outside them.
+  Expr d = max(Expr::symbol("A", 1, 769), Expr::symbol("U", 0, expr_detail::kPosInf));
+  REQUIRE(d.hi() == expr_detail::kPosInf);
+  Expr c = ceildiv(Expr(-128), d);
+  CHECK(c.lo() == -128);
+  CHECK(c.hi() == 0);
+  Expr f = floordiv(Expr(-128), d);
+  CHECK(f.lo() == -128);
+  CHECK(f.hi() == -1);
+  Expr p = ceildiv(Expr(5), d);  // positive: ceil is at least 1
+  CHECK(p.lo() == 1);
+  CHECK(p.hi() == 5);
 }
