@@ -5,6 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "core/base/dtype.h"
+#include "core/expr/expr.h"
 
 namespace fuserc {
 
@@ -13,5 +17,15 @@ inline constexpr size_t kMaxRank = 32;         // dimensions of any input or op 
 inline constexpr size_t kMaxOps = 1'000'000;   // entries of "ops"
 inline constexpr size_t kMaxInputs = 100'000;  // entries of "inputs"
 inline constexpr size_t kMaxSymbols = 10'000;  // entries of "symbols"
+
+// Whether the bytes of a tensor of `shape` and `dtype` fit in 64-bit integers at the smallest
+// extents the shape allows (the sizes every later stage computes; a larger binding is refused
+// at run time). A tensor that cannot fit even then is refused by the parser.
+inline bool least_bytes_fit(const std::vector<Expr>& shape, DType dtype) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(dtype));
+  for (const auto& e : shape)
+    if (__builtin_mul_overflow(bytes, e.lo(), &bytes)) return false;
+  return true;
+}
 
 }  // namespace fuserc

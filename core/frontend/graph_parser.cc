@@ -267,11 +267,9 @@ void GraphReader::read_inputs(const Json& j) {
       for (size_t d = 0; d < shape.size(); ++d)
         v.shape.push_back(read_extent(shape[d], json_path_index(p + ".shape", d),
                                       ExtentUse::InputShape, false, false));
-      int64_t least = 1;  // the smallest element count the shape allows must fit in 64 bits
-      for (const auto& e : v.shape)
-        if (__builtin_mul_overflow(least, e.lo(), &least))
-          fail(p + ".shape",
-               "the element count of input " + quote(v.name) + " overflows 64-bit integers");
+      if (!least_bytes_fit(v.shape, v.dtype))
+        fail(p + ".shape",
+             "the size in bytes of input " + quote(v.name) + " overflows 64-bit integers");
     } else {
       v.scalar_input = true;
       if (in.contains("strides")) fail(p + ".strides", "a scalar input (no shape) has no strides");

@@ -277,6 +277,10 @@ void GraphReader::read_op(int k, const Json& op) {
               "the result " + quote(out_names[i]) + " has rank " +
                   std::to_string(results[i].shape.size()) + "; the limit is " +
                   std::to_string(kMaxRank));
+    if (!least_bytes_fit(results[i].shape, results[i].dtype))
+      fail_op(k, op, path,
+              "the size in bytes of the result " + quote(out_names[i]) +
+                  " overflows 64-bit integers");
     Value v;
     v.name = out_names[i];
     v.dtype = results[i].dtype;
