@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include "core/base/content_hash.h"
 #include "core/base/device_props.h"
@@ -196,6 +197,14 @@ void PackageView::check_consistency() const {
   need(m.name() && m.symbols() && m.inputs() && m.outputs() && m.program() && m.kernels() &&
            m.buffers() && m.plan() && m.provenance(),
        "a table of the metadata is missing");
+  // Vectors of 8-byte structs: the verifier checks only their 4-byte length's alignment, so a
+  // damaged offset can place the elements at an address no fb::Instr or fb::Extent may be read
+  // from (the metadata itself starts 8-byte aligned: see open()).
+  auto aligned = [](const auto* v) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(v->data())>>;
+    return reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+  };
+  need(aligned(m.program()), "the size program is misaligned");
   const size_t slots = m.program()->size();
   const size_t nsym = m.symbols()->size();
   const size_t nbuf = m.buffers()->size();
@@ -237,6 +246,7 @@ void PackageView::check_consistency() const {
     for (const auto* t : *ts) {
       need(t->name() && t->shape_slots() && t->extents() && t->stride_slots(),
            "a tensor of the interface is incomplete");
+      need(aligned(t->extents()), "a tensor's extents are misaligned");
       need(t->dtype() <= fb::DType::F64, "a tensor has an unknown dtype");
       for (uint32_t s : *t->shape_slots()) slot_ok(s);
       for (uint32_t s : *t->stride_slots()) slot_ok(s);
