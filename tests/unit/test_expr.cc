@@ -384,3 +384,26 @@ TEST_CASE("bounds of a negative number divided by an unbounded positive divisor"
   CHECK(p.lo() == 1);
   CHECK(p.hi() == 5);
 }
+
+TEST_CASE("long chains of remainders and divisions simplify in linear time", "[expr]") {
+  // Found by the expr fuzz target: each remainder's simplification proved bounds of its
+  // operand, which divided it again, so a chain x % A % C % A ... cost about 2^n steps (20
+  // levels took 0.5 s; 40 would not finish). Division and remainder are memoized per operand
+  // nodes (core/expr/expr.cc memo_div).
+  const Expr A = Expr::symbol("A", 1, 769), C = Expr::symbol("C", 3, 5934);
+  Expr x = ceildiv(A, Expr(-103)) * Expr(93);
+  int64_t a = 500, c = 77;
+  auto floor_mod = [](int64_t p, int64_t q) { return ((p % q) + q) % q; };
+  int64_t naive = evaluate(x, [&](const std::string& n) -> std::optional<int64_t> {
+    return n == "A" ? a : c;
+  });  // the start value, from the evaluator; the chain below is checked step by step
+  for (int i = 0; i < 40; ++i) {
+    x = i % 2 ? mod(x, C) : mod(x * Expr(37), A);
+    naive = i % 2 ? floor_mod(naive, c) : floor_mod(naive * 37, a);
+    if (i % 8 == 7) x = floordiv(x, Expr(3)) + x;
+    if (i % 8 == 7) naive = naive / 3 + naive;
+  }
+  CHECK(evaluate(x, [&](const std::string& n) -> std::optional<int64_t> {
+          return n == "A" ? a : c;
+        }) == naive);
+}
