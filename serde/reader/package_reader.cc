@@ -199,10 +199,11 @@ void PackageView::check_consistency() const {
        "a table of the metadata is missing");
   // Vectors of 8-byte structs: the verifier checks only their 4-byte length's alignment, so a
   // damaged offset can place the elements at an address no fb::Instr or fb::Extent may be read
-  // from (the metadata itself starts 8-byte aligned: see open()).
+  // from (the metadata itself starts 8-byte aligned: see open()). An empty vector (a scalar
+  // input's extents) is not aligned by the writer and reads nothing.
   auto aligned = [](const auto* v) {
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(v->data())>>;
-    return reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+    return v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
   };
   need(aligned(m.program()), "the size program is misaligned");
   const size_t slots = m.program()->size();
