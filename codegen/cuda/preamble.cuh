@@ -394,8 +394,9 @@ __device__ __forceinline__ fz_lse<T> fz_shfl_xor(fz_lse<T> v, int mask, int widt
 
 // Reduces v over the TPR threads of a row (threadIdx.x in [0, TPR) for one threadIdx.y; TPR a
 // power of two up to 32, or whole warps: 96 threads are 3 warps): a butterfly of warp shuffles,
-// then, past one warp, shared memory (`smem` holds blockDim.y * TPR / 32 values). Every thread of the row gets the result, always
-// combined in the same order. Every thread of the block must call it.
+// then, past one warp, shared memory (`smem` holds blockDim.y * TPR / 32 values). Every thread
+// of the row gets the result, always combined in the same order. Every thread of the block
+// must call it.
 template <typename T>
 struct fz_same_type {
   using type = T;
