@@ -23,7 +23,8 @@ std::string softmax(const std::string& dtype, const std::string& divisor_op) {
   return graph("softmax_" + dtype, kSym,
                R"({"name": "x", "dtype": ")" + dtype + R"(", "shape": ["N", "C"]})",
                R"({"op": "amax", "args": ["x"], "dims": [-1], "keepdim": true, "out": "m"},
-                  {"op": "sub", "args": ["x", "m"], "out": "xs"}, {"op": "exp", "args": ["xs"], "out": "e"},
+                  {"op": "sub", "args": ["x", "m"], "out": "xs"},
+                  {"op": "exp", "args": ["xs"], "out": "e"},
                   {"op": ")" + divisor_op +
                    R"(", "args": ["e"], "dims": [-1], "keepdim": true, "out": "s"},
                   {"op": "div", "args": ["e", "s"], "out": "y"})",
@@ -53,7 +54,9 @@ std::vector<std::string> sources(const std::string& json) {
   return out;
 }
 
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 }  // namespace
 
@@ -75,10 +78,11 @@ TEST_CASE("softmax multiplies by the reciprocal of its online sum, once per row"
     CHECK(!has(s, "s_inv"));
     CHECK(has(s, " / s)"));
   }
-  std::string plain = graph("normalize", kSym, R"({"name": "x", "dtype": "f32", "shape": ["N", "C"]})",
-                            R"({"op": "sum", "args": ["x"], "dims": [-1], "keepdim": true, "out": "s"},
-                               {"op": "div", "args": ["x", "s"], "out": "y"})",
-                            R"("y")");
+  std::string plain =
+      graph("normalize", kSym, R"({"name": "x", "dtype": "f32", "shape": ["N", "C"]})",
+            R"({"op": "sum", "args": ["x"], "dims": [-1], "keepdim": true, "out": "s"},
+                {"op": "div", "args": ["x", "s"], "out": "y"})",
+            R"("y")");
   for (const std::string& s : sources(plain)) {
     CHECK(!has(s, "s_inv"));
     CHECK(has(s, " / s)"));
@@ -90,6 +94,7 @@ TEST_CASE("softmax with the reciprocal agrees with the reference", "[reciprocal]
                     {{"N", 2}, {"C", 5000}}};
   check_graph(softmax("f32", "sum"), sizes, {.every_memory_mode = false});
   // Rows of one element: about half are masked out entirely (NaN rows).
-  check_graph(masked_softmax_f16(), {{{"N", 40}, {"S", 1}}, {{"N", 5}, {"S", 768}}, {{"N", 2}, {"S", 5000}}},
+  check_graph(masked_softmax_f16(),
+              {{{"N", 40}, {"S", 1}}, {{"N", 5}, {"S", 768}}, {{"N", 2}, {"S", 5000}}},
               {.every_memory_mode = false});
 }
