@@ -343,7 +343,10 @@ kir::ValuePtr ElementEmitter::compute(int id, const std::vector<kir::ValuePtr>& 
         return kir::lane(it->second, lane_, n.dtype, type);
       return kir::load(param_of_(n.value), at(n.offset), n.dtype, type);
     }
-    case ENode::Kind::Op: return kir::op(n.op, n.computation, type, ops);
+    case ENode::Kind::Op:
+      if (auto it = reciprocals_.find(id); it != reciprocals_.end())
+        return kir::op(OpKind::Mul, n.computation, type, {ops[0], it->second});
+      return kir::op(n.op, n.computation, type, ops);
     case ENode::Kind::Convert: return kir::convert(ops[0], graph_.node(n.args[0]).dtype, n.dtype);
     case ENode::Kind::Iota: {
       kir::ValuePtr i = kir::index_value(at(n.index), index_type_);

@@ -65,6 +65,11 @@ class ElementEmitter {
 
   // Values to use for nodes instead of computing them (reduction results, cached loads).
   void set_override(int node, kir::ValuePtr value) { overrides_[node] = std::move(value); }
+  // The division `node` computed as its dividend times `reciprocal` (the divisor's reciprocal,
+  // computed once per row by the caller, which decides where that is exact enough).
+  void set_reciprocal(int node, kir::ValuePtr reciprocal) {
+    reciprocals_[node] = std::move(reciprocal);
+  }
 
   // Emits the nodes `roots` need into `block` (lane-invariant ones into the hoisting block,
   // when there is one) and returns the roots' values. Each node is computed once, in the
@@ -94,6 +99,7 @@ class ElementEmitter {
   };
   std::map<int, IndirectVector> indirect_;
   std::map<int, kir::ValuePtr> overrides_;
+  std::map<int, kir::ValuePtr> reciprocals_;
 
   Expr step_, first_;
   kir::Block* before_loop_ = nullptr;

@@ -418,6 +418,7 @@ class ReductionLowering {
         em.set_override(node,
                         kir::element(array, slot, kir::compute_type_of(graph_.node(node).dtype)));
     for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+    for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
     std::vector<int> all = roots;
     if (fill_caches)
       for (const auto& [node, array] : c.caches) all.push_back(node);
@@ -493,6 +494,7 @@ class ReductionLowering {
         em.set_override(node, kir::element(array, Expr::index(c.j, Expr(c.elements)),
                                            kir::compute_type_of(graph_.node(node).dtype)));
     for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+    for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
     std::vector<int> all = roots;
     if (fill_caches)
       for (const auto& [node, array] : c.caches) all.push_back(node);
@@ -554,6 +556,40 @@ class ReductionLowering {
                                                                         : -1;
       if (at >= 0)
         reduced_values_[static_cast<int>(id)] = kir::ref(locals[at], kir::compute_type_of(n.dtype));
+    }
+  }
+
+  std::map<int, kir::ValuePtr> reciprocals_;  // Div node -> its divisor's reciprocal (local)
+
+  // An f32 division by the sum of an online log-sum-exp (softmax's e / s) multiplies by the
+  // sum's reciprocal, computed once per row (an IEEE division per element costs about ten
+  // instructions). The sum lies in [1, row length] or is NaN, so 1 / s neither overflows nor
+  // underflows, and x * (1 / s) is within 1.5 ulp of x / s (the oracle allows 2e-5 relative for
+  // f32). f64 divisions (and f16 arithmetic) stay divisions.
+  void add_reciprocals(Ctx& c, kir::Block& b, const Accumulator& acc) {
+    if (acc.online_sum < 0) return;
+    std::map<int, kir::ValuePtr> of_divisor;
+    for (size_t id = 0; id < graph_.nodes().size(); ++id) {
+      const ENode& n = graph_.node(id);
+      if (n.kind != ENode::Kind::Op || n.op != OpKind::Div || n.computation != DType::F32 ||
+          n.args.size() != 2)
+        continue;
+      const ENode& d = graph_.node(n.args[1]);
+      if (d.kind != ENode::Kind::Reduced || d.reduction != acc.online_sum ||
+          d.dtype != DType::F32)
+        continue;
+      auto it = reduced_values_.find(n.args[1]);
+      if (it == reduced_values_.end()) continue;
+      kir::ValuePtr& r = of_divisor[n.args[1]];
+      if (!r) {
+        std::string local = c.names.fresh(f_.value(d.value).name + "_inv");
+        b.push_back(kir::let(kir::Type::Float, local,
+                             kir::op(OpKind::Div, DType::F32, kir::Type::Float,
+                                     {kir::literal(Literal::of_float(1.0), kir::Type::Float),
+                                      it->second})));
+        r = kir::ref(local, kir::Type::Float);
+      }
+      reciprocals_[static_cast<int>(id)] = r;
     }
   }
 
@@ -646,6 +682,7 @@ class ReductionLowering {
     c.g = c.names.fresh("g");
     c.accs = accumulators(c.names);
     reduced_values_.clear();
+    reciprocals_.clear();
     bool grid = p_.grid;
     int tpr = p_.threads_per_row, rpb = p_.rows_per_block;
     // A reduction kernel's full outputs depend on no reduction (ReductionScheduler).
@@ -750,6 +787,7 @@ class ReductionLowering {
           locals.push_back(local);
         }
         set_reduced_values(*acc, locals);
+        add_reciprocals(c, rb_body, *acc);
       }
     }
 
@@ -768,6 +806,7 @@ class ReductionLowering {
           f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
           c.index_type);
       for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+      for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
       kir::Block b;
       std::vector<int> nodes;
       for (const auto& [o, node] : reduced_) nodes.push_back(node);

@@ -51,30 +51,80 @@ std::vector<ReductionBucket> outer_reduction_buckets(const Expr& columns, int ve
   return out;
 }
 
+namespace {
+
+// Vectors of a row a thread keeps per cached array at `threads` threads per row (0: none fit).
+// Register words per thread for cached elements: the rest of 64K registers per SM at full
+// occupancy goes to indices, accumulators and the element computation (32 words past 512
+// threads per row).
+int persistent_vectors(int threads, int vector, double words, bool compact) {
+  const int budget = threads > 512 ? 32 : 64;
+  int p = 8;
+  if (words > 0) p = std::min(8, static_cast<int>(std::floor(budget / (vector * words))));
+  // At most 32 elements per thread per array: the caches hold compute-type scalars (a bf16
+  // element takes a whole f32 register), and 64 of them spill (log-softmax of bf16, t128).
+  p = std::min(p, std::max(1, 32 / vector));
+  if (compact) p = std::min(p, 2);
+  // Below 512 threads per row, at most 8 elements per thread: more threads per row and more
+  // rows resident per SM (more bytes in flight) rather than long per-thread caches. Measured
+  // on an H100: softmax_bwd f16 at 1024 926 -> 328 us, RMS norm bf16 596 -> 350 us.
+  if (threads < 512) p = std::min(p, std::max(1, 8 / vector));
+  return std::max(p, 0);
+}
+
+// A row of `length` elements (a constant multiple of `vector`) that the ladder's bucket `b`
+// covers with idle threads on the vector path (768 bf16 elements: 96 vectors over t128's 128
+// threads): the threads per row that leave the fewest vector slots idle (none where the count
+// of vectors allows), a power of two up to 32 or whole warps (fz_row_reduce's shapes), each
+// keeping no more vectors than the ladder's register budget allows; at equal idle slots, fewer
+// threads with more vectors each. Rows per block make at least 128 threads. `b` itself when
+// nothing fits better.
+ReductionBucket fit_constant_row(const ReductionBucket& b, int64_t length, int vector,
+                                 double words, bool compact) {
+  if (b.persistent == 0 || length <= 0 || length % vector != 0) return b;
+  const int64_t n = length / vector;
+  int64_t best_idle = int64_t{b.threads} * b.persistent - n;
+  ReductionBucket best = b;
+  bool fitted = false;
+  for (int p = 1; p <= 8; ++p) {
+    int64_t t = (n + p - 1) / p;
+    if (t <= 32) {
+      int64_t pow2 = 1;
+      while (pow2 < t) pow2 *= 2;
+      t = pow2;
+    } else {
+      t = (t + 31) / 32 * 32;
+    }
+    if (t > 1024) continue;
+    const int threads = static_cast<int>(t);
+    const int keep = static_cast<int>((n + t - 1) / t);
+    if (keep > persistent_vectors(threads, vector, words, compact)) continue;
+    const int64_t idle = t * keep - n;
+    if (idle < best_idle || (fitted && idle == best_idle && t < best.threads)) {
+      best_idle = idle;
+      fitted = true;
+      best = ReductionBucket{"t" + std::to_string(threads), true, threads,
+                             threads < 128 ? (128 + threads - 1) / threads : 1, vector, 1, keep,
+                             false, 0};
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int vector,
                                                    double words, int unroll, bool compact) {
   struct Rung {
     const char* name;
-    int threads, rows, budget;
+    int threads, rows;
   };
-  // Register words per thread for cached elements: the rest of 64K registers per SM at full
-  // occupancy goes to indices, accumulators and the element computation.
   static const Rung kLadder[] = {
-      {"t8", 8, 16, 64}, {"t32", 32, 4, 64}, {"t128", 128, 1, 64}, {"t512", 512, 1, 64},
-      {"t1024", 1024, 1, 32}};
+      {"t8", 8, 16}, {"t32", 32, 4}, {"t128", 128, 1}, {"t512", 512, 1}, {"t1024", 1024, 1}};
   std::vector<ReductionBucket> out;
   int64_t covered = 0;  // rows up to this length have a bucket
   for (const Rung& r : kLadder) {
-    int p = 8;
-    if (words > 0) p = std::min(8, static_cast<int>(std::floor(r.budget / (vector * words))));
-    // At most 32 elements per thread per array: the caches hold compute-type scalars (a bf16
-    // element takes a whole f32 register), and 64 of them spill (log-softmax of bf16, t128).
-    p = std::min(p, std::max(1, 32 / vector));
-    if (compact) p = std::min(p, 2);
-    // Below 512 threads per row, at most 8 elements per thread: more threads per row and more
-    // rows resident per SM (more bytes in flight) rather than long per-thread caches. Measured
-    // on an H100: softmax_bwd f16 at 1024 926 -> 328 us, RMS norm bf16 596 -> 350 us.
-    if (r.threads < 512) p = std::min(p, std::max(1, 8 / vector));
+    const int p = persistent_vectors(r.threads, vector, words, compact);
     if (p < 1) continue;
     ReductionBucket b{r.name, true, r.threads, r.rows, vector, 1, p, false, 0};
     int64_t cap = b.capacity();
@@ -94,6 +144,9 @@ std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int v
   if (out.empty() || row_length.hi() > covered)
     out.push_back({"multi", true, 1024, 1, vector, unroll, 0, false, 0});
   out.back().limit = 0;
+  // A constant row length: threads per row that fit its vectors.
+  if (out.size() == 1 && row_length.is_const())
+    out[0] = fit_constant_row(out[0], row_length.lo(), vector, words, compact);
   return out;
 }
 

@@ -16,7 +16,10 @@
 //   Normalizations (the row kept in registers): T threads per row in {8, 32, 128, 512, 1024},
 //     each keeping P <= 8 vectors per cached array (P from a register budget of 64 words per
 //     thread, 32 at 1024 threads; at most 32 elements per thread per array), then a multi-pass
-//     bucket that re-reads rows (1024 threads).
+//     bucket that re-reads rows (1024 threads). A row length that is a constant multiple of V
+//     whose bucket would leave threads without a vector gets threads fitted to it instead:
+//     768 bf16 elements (96 vectors of 8) take "t96", 96 threads (3 warps) of one vector each,
+//     2 rows per block; a power of two up to 32 or whole warps, the fewest idle vector slots.
 #pragma once
 
 #include <cstdint>

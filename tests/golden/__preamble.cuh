@@ -393,15 +393,18 @@ __device__ __forceinline__ fz_lse<T> fz_shfl_xor(fz_lse<T> v, int mask, int widt
 }
 
 // Reduces v over the TPR threads of a row (threadIdx.x in [0, TPR) for one threadIdx.y; TPR a
-// power of two): a butterfly of warp shuffles, then, past one warp, shared memory (`smem`
-// holds blockDim.y * TPR / 32 values). Every thread of the row gets the result, always
-// combined in the same order. Every thread of the block must call it.
+// power of two up to 32, or whole warps: 96 threads are 3 warps): a butterfly of warp shuffles,
+// then, past one warp, shared memory (`smem` holds blockDim.y * TPR / 32 values). Every thread
+// of the row gets the result, always combined in the same order. Every thread of the block
+// must call it.
 template <typename T>
 struct fz_same_type {
   using type = T;
 };
 template <int TPR, typename T, typename Op>
 __device__ __forceinline__ T fz_row_reduce(T v, Op op, typename fz_same_type<T>::type* smem) {
+  static_assert(TPR > 0 && (TPR < 32 ? (TPR & (TPR - 1)) == 0 : TPR % 32 == 0),
+                "fz_row_reduce: threads per row must be a power of two up to 32 or whole warps");
   constexpr int kWidth = TPR < 32 ? TPR : 32;
   for (int m = kWidth / 2; m > 0; m /= 2) v = op(v, fz_shfl_xor(v, m, kWidth));
   if (TPR <= 32) return v;

@@ -20,12 +20,13 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_i64(
     acc_m = fz_row_reduce<1024>(acc_m, fz_lse_op(), smem_m);
     const float m = fz_lse_max(acc_m);
     const float s = fz_lse_sum(acc_m);
+    const float s_inv = (1.0f / s);
     if (active) {
       for (long long k = (long long)threadIdx.x; k < C; k += 1024) {
         const float x_v2 = x[k + C * row];
         const float xs = (x_v2 - m);
         const float e = expf(xs);
-        const float y_v = (e / s);
+        const float y_v = (e * s_inv);
         y[k + C * row] = y_v;
       }
     }

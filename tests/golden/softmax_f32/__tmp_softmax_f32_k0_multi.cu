@@ -32,6 +32,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
     acc_m = fz_row_reduce<1024>(acc_m, fz_lse_op(), smem_m);
     const float m = fz_lse_max(acc_m);
     const float s = fz_lse_sum(acc_m);
+    const float s_inv = (1.0f / s);
     if (active) {
       if (vec_ok) {
         for (int g_v = (int)threadIdx.x; g_v < C / 4; g_v += 1024) {
@@ -42,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
             const float x_v4 = x_vec_v.v[lane];
             const float xs_v = (x_v4 - m);
             const float e_v = expf(xs_v);
-            const float y_v2 = (e_v / s);
+            const float y_v2 = (e_v * s_inv);
             y_vec.v[lane] = y_v2;
           }
           *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
@@ -52,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
           const float x_v3 = x[k + C * row];
           const float xs = (x_v3 - m);
           const float e = expf(xs);
-          const float y_v = (e / s);
+          const float y_v = (e * s_inv);
           y[k + C * row] = y_v;
         }
       }

@@ -43,6 +43,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
     acc_m = fz_row_reduce<128>(acc_m, fz_lse_op(), smem_m);
     const float m = fz_lse_max(acc_m);
     const float s = fz_lse_sum(acc_m);
+    const float s_inv = (1.0f / s);
     if (active) {
       if (vec_ok) {
         #pragma unroll
@@ -54,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
             for (int lane = 0; lane < 4; ++lane) {
               const float xs_v = (x_r[j * 4 + lane] - m);
               const float e_v = expf(xs_v);
-              const float y_v2 = (e_v / s);
+              const float y_v2 = (e_v * s_inv);
               y_vec.v[lane] = y_v2;
             }
             *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
@@ -67,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
           if (k < C) {
             const float xs = (x_r[j] - m);
             const float e = expf(xs);
-            const float y_v = (e / s);
+            const float y_v = (e * s_inv);
             y[k + C * row] = y_v;
           }
         }
