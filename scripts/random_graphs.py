@@ -220,14 +220,17 @@ class Gen:
         name, dt, shape, r0 = v
         to = self.r.choice([d for d in DTYPES if d != dt])
         if dt in FLOATS and to in INTS:
-            # In range of every integer type and never NaN: 100 * tanh(x), x finite.
+            # In range of every integer type and never NaN: round(100 * tanh(x)), x finite.
+            # Rounded first: truncating 100 * tanh(x) flips where f32 and the f64 reference
+            # straddle an integer (tanh saturates to 1.0 in f32 early: 100 against 99).
             a, b, c = self.fresh(), self.fresh(), self.fresh()
             self.emit("isfinite", [name], a)
             self.emit("where", [a, name, 0.0], b)
             self.emit("tanh", [b], c)
-            d = self.fresh()
+            d, e = self.fresh(), self.fresh()
             self.emit("mul", [c, 100.0], d)
-            name = d
+            self.emit("round", [d], e)
+            name = e
         out = self.fresh()
         self.emit("cast", [name], out, dtype=to)
         self.values.append((out, to, shape, r0))
