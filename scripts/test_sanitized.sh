@@ -3,7 +3,7 @@
 # configures and builds build-san/ (-DFUSERC_SANITIZE=ON, g++, RelWithDebInfo), runs every CTest
 # test registered there (the Python suites are not: README "Sanitizers"), then fails if any
 # process wrote a sanitizer report, also one whose test expected a failure and passed anyway.
-# Meant for CI after the release suite (scripts/setup.sh --test); not wired in yet.
+# CI runs it after the release suite (scripts/setup.sh --test, .ci/run; README "Sanitizers").
 #
 #   scripts/test_sanitized.sh [CTEST ARGS...]    e.g. -R errors_corpus
 #
