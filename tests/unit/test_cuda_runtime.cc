@@ -368,7 +368,8 @@ TEST_CASE("the runtime works in the current context, or retains the primary one"
   auto plan2 = pkg2->bind({257, 300});
   DeviceBuffers mem;
   fake.set_current(fake.user_context());
-  PlanBuffers b = upload_inputs(*plan2, mix_inputs(300, 257, 1).inputs, mem);
+  MixRun run = mix_inputs(300, 257, 1);  // alive while launching: scalars are read from it
+  PlanBuffers b = upload_inputs(*plan2, run.inputs, mem);
   fake.set_current(nullptr);
   size_t launched = fake.launches.size();
   plan2->launch(nullptr, b.inputs.data(), b.outputs.data());
