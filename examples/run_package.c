@@ -17,6 +17,12 @@ static int fail(const char* what) {
   fprintf(stderr, "run_package: %s: %s\n", what, fuserc_last_error());
   return 1;
 }
+/* In main: says which step failed, then releases what was made so far. */
+#define FAIL(what)   \
+  do {               \
+    rc = fail(what); \
+    goto done;       \
+  } while (0)
 
 static size_t dtype_size(int32_t dtype) {
   switch (dtype) {
@@ -113,11 +119,14 @@ static size_t span(const int64_t* shape, const int64_t* strides, int32_t rank) {
 int main(int argc, char** argv) {
   fuserc_package* pkg = NULL;
   fuserc_plan* plan = NULL;
-  int32_t ni, no, ns, i, j;
+  int32_t ni = 0, no = 0, ns, i, j;
   int64_t symbols[64];
   void* in_dev[64] = {0};
   void* in_host[64] = {0};
   void* out_dev[64] = {0};
+  const void* inputs[64];
+  void* host = NULL;
+  int rc = 1; /* a failure below releases what was made so far (FAIL: goto done) */
   if (argc < 2) {
     fprintf(stderr, "usage: run_package PACKAGE.fpkg [SYMBOL=VALUE ...]\n");
     return 2;
@@ -129,7 +138,8 @@ int main(int argc, char** argv) {
   ns = fuserc_package_num_symbols(pkg);
   if (ni > 64 || no > 64 || ns > 64) {
     fprintf(stderr, "run_package: more than 64 inputs, outputs or symbols\n");
-    return 1;
+    ni = no = 0;
+    goto done;
   }
 
   /* Symbols: their hints, clamped to their ranges, unless given on the command line. */
@@ -144,7 +154,7 @@ int main(int argc, char** argv) {
     }
     printf("symbol %s = %lld\n", s.name, (long long)symbols[i]);
   }
-  if (fuserc_bind(pkg, symbols, ns, &plan) != FUSERC_OK) return fail("binding");
+  if (fuserc_bind(pkg, symbols, ns, &plan) != FUSERC_OK) FAIL("binding");
   printf("package %s: %d kernel launches, workspace %zu B\n", fuserc_package_name(pkg),
          fuserc_plan_num_kernel_launches(plan), fuserc_plan_workspace_bytes(plan));
 
@@ -154,7 +164,10 @@ int main(int argc, char** argv) {
     int64_t shape[16], strides[16];
     size_t n, bytes;
     fuserc_package_input(pkg, i, &t);
-    if (t.rank > 16) return fprintf(stderr, "run_package: rank above 16\n"), 1;
+    if (t.rank > 16) {
+      fprintf(stderr, "run_package: rank above 16\n");
+      goto done;
+    }
     fuserc_plan_input_shape(plan, i, shape);
     fuserc_plan_input_strides(plan, i, strides);
     n = t.is_scalar ? 1 : span(shape, strides, t.rank);
@@ -164,10 +177,9 @@ int main(int argc, char** argv) {
     printf("input  %-10s %-4s rank %d, %zu elements\n", t.name, dtype_name(t.dtype), t.rank,
            t.is_scalar ? (size_t)1 : count(shape, t.rank));
     if (t.is_scalar) continue; /* passed by its host address */
-    if (fuserc_device_malloc(bytes, &in_dev[i]) != FUSERC_OK) return fail("allocating");
-    if (fuserc_copy_to_device(in_dev[i], in_host[i], bytes) != FUSERC_OK) return fail("copying");
+    if (fuserc_device_malloc(bytes, &in_dev[i]) != FUSERC_OK) FAIL("allocating");
+    if (fuserc_copy_to_device(in_dev[i], in_host[i], bytes) != FUSERC_OK) FAIL("copying");
   }
-  const void* inputs[64];
   for (i = 0; i < ni; ++i) {
     fuserc_tensor_info t;
     fuserc_package_input(pkg, i, &t);
@@ -183,18 +195,17 @@ int main(int argc, char** argv) {
     if (t.in_place_of >= 0 || t.source_input >= 0) continue;
     if (fuserc_device_malloc(count(shape, t.rank) * dtype_size(t.dtype), &out_dev[j]) !=
         FUSERC_OK)
-      return fail("allocating");
+      FAIL("allocating");
   }
 
-  if (fuserc_launch(plan, NULL, inputs, out_dev, NULL, 0) != FUSERC_OK) return fail("launching");
-  if (fuserc_stream_synchronize(NULL) != FUSERC_OK) return fail("running");
+  if (fuserc_launch(plan, NULL, inputs, out_dev, NULL, 0) != FUSERC_OK) FAIL("launching");
+  if (fuserc_stream_synchronize(NULL) != FUSERC_OK) FAIL("running");
 
   for (j = 0; j < no; ++j) {
     fuserc_tensor_info t;
     int64_t shape[16];
     size_t n, k;
     double sum = 0;
-    void* host;
     const void* src;
     fuserc_package_output(pkg, j, &t);
     fuserc_plan_output_shape(plan, j, shape);
@@ -204,13 +215,17 @@ int main(int argc, char** argv) {
                                 : out_dev[j];
     host = calloc(n ? n : 1, dtype_size(t.dtype));
     if (fuserc_copy_to_host(host, src, n * dtype_size(t.dtype)) != FUSERC_OK)
-      return fail("copying back");
+      FAIL("copying back");
     for (k = 0; k < n; ++k) sum += element(host, t.dtype, k);
     printf("output %-10s %-4s %zu elements, sum %.6g, first %.6g\n", t.name, dtype_name(t.dtype),
            n, sum, n ? element(host, t.dtype, 0) : 0.0);
     free(host);
+    host = NULL;
   }
+  rc = 0;
 
+done: /* free, fuserc_device_free, fuserc_plan_free and fuserc_package_free accept NULL */
+  free(host);
   for (i = 0; i < ni; ++i) {
     fuserc_device_free(in_dev[i]);
     free(in_host[i]);
@@ -218,5 +233,5 @@ int main(int argc, char** argv) {
   for (j = 0; j < no; ++j) fuserc_device_free(out_dev[j]);
   fuserc_plan_free(plan);
   fuserc_package_free(pkg);
-  return 0;
+  return rc;
 }

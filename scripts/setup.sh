@@ -3,14 +3,17 @@
 # the CUDA Toolkit, configures and builds; then optionally runs the tests or the example.
 #
 #   scripts/setup.sh              install what is missing and build (into build/)
-#   scripts/setup.sh --test       ... then run the whole test suite (what CI runs)
+#   scripts/setup.sh --test       ... then run the whole test suite (what CI runs); then build
+#                                 everything again with ASan + UBSan in build-san/ and run the
+#                                 suite there (scripts/test_sanitized.sh; SANITIZE=0 skips it)
 #   scripts/setup.sh --example    ... then run the main job on examples/bias_gelu.json (compile
 #                                 it into a package, inspect it, run it in the CPU emulator),
-#                                 and the Python example (examples/python/)
+#                                 and the Python example (examples/python/); release build only
 #
 # It also makes the Python package importable by /usr/bin/python3 (`import fuserc`): a
 # fuserc.pth file in python3's site-packages names this checkout's python/ folder.
-# Environment: BUILD_DIR (default build), JOBS (default: the number of cores).
+# Environment: BUILD_DIR (default build), JOBS (default: the number of cores), SANITIZE (0: no
+# sanitizer suite with --test).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -19,7 +22,7 @@ case "${1:-}" in
   "") ;;
   --test) mode=test ;;
   --example) mode=example ;;
-  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "setup.sh: unknown option '$1' (see scripts/setup.sh --help)" >&2; exit 2 ;;
 esac
 BUILD_DIR=${BUILD_DIR:-build}
@@ -74,7 +77,11 @@ FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 -c 'import fuserc; fuserc.ve
 # 5. What was asked for.
 case "$mode" in
   test)
+    echo "== release test suite ($BUILD_DIR)"
     ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure
+    if [ "${SANITIZE:-1}" != 0 ]; then
+      JOBS=$JOBS scripts/test_sanitized.sh
+    fi
     ;;
   example)
     fuserc="$BUILD_DIR/cmd/fuserc"

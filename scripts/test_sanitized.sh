@@ -3,7 +3,7 @@
 # configures and builds build-san/ (-DFUSERC_SANITIZE=ON, g++, RelWithDebInfo), runs every CTest
 # test registered there (the Python suites are not: README "Sanitizers"), then fails if any
 # process wrote a sanitizer report, also one whose test expected a failure and passed anyway.
-# Meant for CI after the release suite (scripts/setup.sh --test); not wired in yet.
+# CI runs it after the release suite (scripts/setup.sh --test, .ci/run; README "Sanitizers").
 #
 #   scripts/test_sanitized.sh [CTEST ARGS...]    e.g. -R errors_corpus
 #
@@ -32,7 +32,14 @@ source scripts/sanitizer_env.sh "$reports"
 
 echo "== sanitizer test suite ($SAN_BUILD_DIR)"
 status=0
-ctest --test-dir "$SAN_BUILD_DIR" -j "$JOBS" --output-on-failure "$@" || status=$?
+log="$SAN_BUILD_DIR/ctest.log"
+ctest --test-dir "$SAN_BUILD_DIR" -j "$JOBS" --output-on-failure "$@" 2>&1 | tee "$log" || status=$?
+# A ctest stopped by a signal has been seen to exit 0 without running the rest: only its
+# summary line says that every selected test ran.
+if ! grep -qE '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log"; then
+  echo "test_sanitized: ctest ended without its summary line (stopped?), see $log" >&2
+  if ((status == 0)); then status=1; fi
+fi
 
 shopt -s nullglob
 found=("$reports"/*)

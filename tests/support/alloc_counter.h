@@ -1,6 +1,7 @@
-// Owns counting heap allocations in a test: the program's operator new is replaced (in
-// alloc_counter.cc) by one that counts the calls made by a thread while a HeapCounter of that
-// thread is alive. Used to prove that a hot path allocates nothing.
+// Owns counting heap allocations in a test: the program's operator new, every form (plain, array,
+// nothrow, aligned) with its operator delete, is replaced (in alloc_counter.cc) by one that
+// counts the calls made by a thread while a HeapCounter of that thread is alive. Used to prove
+// that a hot path allocates nothing.
 #pragma once
 
 #include <cstdint>

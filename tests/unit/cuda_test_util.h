@@ -105,7 +105,8 @@ inline std::string strided_bytes(const HostTensor& t, const std::vector<int64_t>
 }
 
 // The pointers of one run of a plan: inputs uploaded (in the layout the plan wants), an
-// output buffer for every output (including those the plan only copies to).
+// output buffer for every output (including those the plan only copies to). A scalar input is
+// passed by its host address: `inputs` must outlive every launch with these buffers.
 struct PlanBuffers {
   std::vector<const void*> inputs;
   std::vector<void*> outputs;

@@ -5,9 +5,11 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <sstream>
 
@@ -179,6 +181,34 @@ TEST_CASE("launching allocates nothing, never synchronises, reuses its workspace
             std::to_string(plan2->workspace_bytes()) + " B (workspace_bytes())");
 }
 
+// The counter behind "launching allocates nothing": every form of operator new counts (a hot
+// path's nothrow or over-aligned allocation too), and each is released by its operator delete
+// (the sanitizer build checks that they pair up: a form left unreplaced was an alloc-dealloc
+// mismatch there).
+TEST_CASE("the heap counter counts every form of operator new", "[cuda_fake]") {
+  HeapCounter heap;
+  void* p1 = ::operator new(8);
+  void* p2 = ::operator new[](24);
+  void* p3 = ::operator new(8, std::nothrow);
+  void* p4 = ::operator new[](0, std::nothrow);
+  void* p5 = ::operator new(100, std::align_val_t{64});
+  void* p6 = ::operator new[](64, std::align_val_t{128}, std::nothrow);
+  CHECK(heap.allocations() == 6);
+  CHECK(reinterpret_cast<uintptr_t>(p5) % 64 == 0);
+  CHECK(reinterpret_cast<uintptr_t>(p6) % 128 == 0);
+  ::operator delete(p1, std::size_t{8});
+  ::operator delete[](p2);
+  ::operator delete(p3, std::nothrow);
+  ::operator delete[](p4, std::nothrow);
+  ::operator delete(p5, std::size_t{100}, std::align_val_t{64});
+  ::operator delete[](p6, std::align_val_t{128});
+  {
+    HeapCountPause pause;
+    delete new int(1);
+  }
+  CHECK(heap.allocations() == 6);
+}
+
 TEST_CASE("each kernel runs the cubin for the device, a compatible one, or the PTX",
           "[cuda_fake]") {
   auto loaded = [](int major, int minor) {
@@ -338,7 +368,8 @@ TEST_CASE("the runtime works in the current context, or retains the primary one"
   auto plan2 = pkg2->bind({257, 300});
   DeviceBuffers mem;
   fake.set_current(fake.user_context());
-  PlanBuffers b = upload_inputs(*plan2, mix_inputs(300, 257, 1).inputs, mem);
+  MixRun run = mix_inputs(300, 257, 1);  // alive while launching: scalars are read from it
+  PlanBuffers b = upload_inputs(*plan2, run.inputs, mem);
   fake.set_current(nullptr);
   size_t launched = fake.launches.size();
   plan2->launch(nullptr, b.inputs.data(), b.outputs.data());
