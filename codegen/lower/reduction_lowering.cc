@@ -12,6 +12,7 @@
 #include "codegen/lower/reduction_accumulator.h"
 #include "core/base/diagnostics.h"
 #include "core/schedule/launch_formulas.h"
+#include "core/schedule/reduction_buckets.h"
 
 namespace fuserc::lower {
 namespace {
@@ -72,7 +73,8 @@ class ReductionLowering {
     Expr fits32 = le(max_index, Expr(limit));
     const bool normalization = kind_ == SchedulerKind::Normalization;
     std::vector<ReductionParams> buckets =
-        reduction_variants(a_, kind_, vector_width(), cached_words(), graph_.nodes().size() > 64);
+        reduction_variants(a_, kind_, vector_width(), cached_words(), graph_.nodes().size() > 64,
+                           reduction_unroll(graph_.nodes().size(), vector_width()));
     std::vector<LoweredKernel> out;
     size_t variants = (need32 ? buckets.size() : 0) + (need64 ? 1 : 0);
     auto add = [&](const ReductionParams& params, bool index64, Expr when, std::string reason) {
@@ -505,7 +507,23 @@ class ReductionLowering {
         elem.push_back(kir::element_store(array, Expr::index(c.j, Expr(c.elements)), values[i++]));
     }
     values.resize(roots.size());
-    if (body) body(values, elem);
+    // A streaming pass that loads U elements per step: the values it folds in wait in register
+    // arrays (one per value) until all U are loaded.
+    const int unroll = c.elements > 0 ? 1 : p_.unroll;
+    Expr u = unroll > 1 ? Expr::index(c.names.fresh("u"), Expr(unroll)) : Expr(0);
+    kir::Block held_arrays, fold;
+    if (body && unroll > 1) {
+      std::vector<kir::ValuePtr> held;
+      for (size_t i = 0; i < std::min(values.size(), full_at); ++i) {
+        std::string array = c.names.fresh("held");
+        held_arrays.push_back(kir::array(values[i]->type, array, unroll));
+        elem.push_back(kir::element_store(array, u, values[i]));
+        held.push_back(kir::element(array, u, values[i]->type));
+      }
+      body(held, fold);
+    } else if (body) {
+      body(values, elem);
+    }
     if (full_at != kNoFull)
       for (size_t i = 0; i < full_.size(); ++i) {
         ValueId o = full_[i].first;
@@ -539,8 +557,31 @@ class ReductionLowering {
       begin = by * p_.threads_per_row + tx;
       step = gy * p_.threads_per_row;
     }
-    out.push_back(
-        kir::for_loop(c.index_type, c.k, begin, a_.row_length, std::move(elem), false, step));
+    if (unroll == 1) {
+      out.push_back(
+          kir::for_loop(c.index_type, c.k, begin, a_.row_length, std::move(elem), false, step));
+      return out;
+    }
+    // for (k0 = begin; k0 < L; k0 += U * step): elements k0 + u * step (u < U) below L are
+    // loaded (and their full outputs stored) in one unrolled lane loop, then folded in, in
+    // order, in another: the same elements in the same order as a loop of `step`. Indices run
+    // past L by less than U grid strides (the 32-bit variants leave 2^24 of room).
+    std::string k0 = c.names.fresh("k0");
+    Expr k_value = Expr::index(k0, a_.row_length) + u * step;
+    // The test on the local, of the extent it has before the test (so that it is not folded).
+    Expr guard = lt(Expr::index(c.k, a_.row_length + step * unroll), a_.row_length);
+    auto lane_loop = [&](kir::Block b) {
+      kir::Block lane;
+      lane.push_back(kir::let(c.index_type, c.k, kir::index_value(k_value, c.index_type)));
+      append_guarded(lane, guard, std::move(b));
+      return kir::for_loop(kir::Type::Int32, u.name(), Expr(0), Expr(unroll), std::move(lane),
+                           true);
+    };
+    kir::Block chunk = std::move(held_arrays);
+    chunk.push_back(lane_loop(std::move(elem)));
+    if (!fold.empty()) chunk.push_back(lane_loop(std::move(fold)));
+    out.push_back(kir::for_loop(c.index_type, k0, begin, a_.row_length, std::move(chunk), false,
+                                step * unroll));
     return out;
   }
 

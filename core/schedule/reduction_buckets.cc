@@ -13,9 +13,9 @@ bool reaches(const Expr& e, int64_t after, int64_t upto) {
 
 }  // namespace
 
-int reduction_unroll(size_t nodes) {
-  if (nodes <= 16) return 4;
-  if (nodes <= 40) return 2;
+int reduction_unroll(size_t nodes, int vector) {
+  if (nodes <= 16) return std::max(1, std::min(vector, 8));
+  if (nodes <= 40) return std::max(1, std::min(vector, 2));
   return 1;
 }
 

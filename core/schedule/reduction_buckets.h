@@ -7,12 +7,15 @@
 // reaches. The launch picks the first bucket whose limit holds (the last has none).
 //   Inner (contiguous rows) streaming reductions:
 //     s8    L <= 8 V       8 threads per row, 32 rows per block, one vector per thread
-//     s32   L <= 512 V     a warp per row, 8 rows per block, U vectors in flight
-//     s256  otherwise      256 threads per row, U vectors in flight, rows split across blocks
-//                          when rows are few (the grid split, chosen at bind time)
-//   Outer (strided rows) reductions: Bx threads across columns (V columns each, one 16-byte
-//     access), 256 / Bx threads across the reduced rows, a bucket per Bx in {4, 8, 16, 32}
-//     that the column count reaches; every bucket may split the reduced rows.
+//     s32   L <= 512 V     a warp per row, 8 rows per block
+//     s256  otherwise      256 threads per row, rows split across blocks when rows are few
+//                          (the grid split, chosen at bind time)
+//     s32 and s256 move 16-byte vectors where the row allows, else U elements per thread and
+//     step (all loaded before any is folded in: U loads in flight, reduction_unroll).
+//   Outer (strided rows) reductions: Bx threads across columns (one column each: a warp reads
+//     Bx consecutive elements of a row), 256 / Bx threads across the reduced rows, each
+//     loading U rows per step before folding them in; a bucket per Bx in {4, 8, 16, 32} that
+//     the column count reaches; every bucket may split the reduced rows.
 //   Normalizations (the row kept in registers): T threads per row in {8, 32, 128, 512, 1024},
 //     each keeping P <= 8 vectors per cached array (P from a register budget of 64 words per
 //     thread, 32 at 1024 threads; at most 32 elements per thread per array), then a multi-pass
@@ -36,7 +39,7 @@ struct ReductionBucket {
   int threads = 128;     // inner: threads per row (T); outer: threads across columns (Bx)
   int rows = 1;          // inner: rows per block (R); outer: threads across reduced rows (By)
   int vector = 1;        // elements per access (V): 16 bytes of the widest row-walking dtype
-  int unroll = 1;        // streaming passes: vectors a thread loads before using them (U)
+  int unroll = 1;        // streaming scalar passes: elements a thread loads per step (U)
   int persistent = 0;    // vectors per thread kept in registers per cached array (P); 0: none
   bool split = false;    // rows may be split across blocks (a grid reduction)
   int64_t limit = 0;     // inner: the longest row it takes; outer: the most columns; 0: any
@@ -60,8 +63,10 @@ std::vector<ReductionBucket> outer_reduction_buckets(const Expr& columns, int ve
 std::vector<ReductionBucket> normalization_buckets(const Expr& row_length, int vector,
                                                    double words, int unroll, bool compact);
 
-// The unroll (vectors in flight per thread) for an element computation of `nodes` nodes: 4,
-// fewer as the computation grows (its code is repeated per vector and lane).
-int reduction_unroll(size_t nodes);
+// The unroll of a streaming pass (elements a thread loads before folding them in) for an
+// element computation of `nodes` nodes whose widest row-walking load takes `vector` elements
+// in 16 bytes: V (16 bytes in flight per thread: 4 f32, 8 bf16) up to 16 nodes, at most 2 up
+// to 40, else 1 (the compiler repeats the computation per unrolled element).
+int reduction_unroll(size_t nodes, int vector);
 
 }  // namespace fuserc

@@ -41,14 +41,15 @@ bool reduction_splits_rows(const ReductionAnalysis& a) {
 }
 
 std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, SchedulerKind kind,
-                                                int vector, double cached_words, bool large) {
+                                                int vector, double cached_words, bool large,
+                                                int unroll) {
   std::vector<ReductionBucket> buckets;
   if (kind == SchedulerKind::Normalization)
-    buckets = normalization_buckets(a.row_length, vector, cached_words, 1, large);
+    buckets = normalization_buckets(a.row_length, vector, cached_words, unroll, large);
   else if (a.inner)
-    buckets = inner_reduction_buckets(a.row_length, a.rows, vector, 1, a.phases == 1);
+    buckets = inner_reduction_buckets(a.row_length, a.rows, vector, unroll, a.phases == 1);
   else
-    buckets = outer_reduction_buckets(a.rows, 1, 1);  // one column per thread
+    buckets = outer_reduction_buckets(a.rows, 1, unroll);  // one column per thread
   std::vector<ReductionParams> out;
   for (const ReductionBucket& b : buckets) {
     ReductionParams p;
@@ -56,6 +57,7 @@ std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, Sche
     p.inner = b.inner;
     p.limit = b.limit;
     p.grid = b.split;
+    p.unroll = b.persistent > 0 ? 1 : b.unroll;
     if (b.inner) {
       p.threads_per_row = b.threads;
       p.rows_per_block = b.rows;

@@ -38,6 +38,10 @@ struct ReductionParams {
   // of `vector`) keeps `vectors` groups of `vector` consecutive elements per thread.
   int vector = 1;
   int vectors = 0;
+  // Streaming passes (no row kept in registers): elements a thread loads per step of its loop
+  // before folding any of them in (a lane loop the compiler unrolls), so that U loads are in
+  // flight; the order of the folds is that of a loop without it (the same bits).
+  int unroll = 1;
   int64_t limit = 0;  // inner: the longest row it takes; outer: the most columns; 0: any
 };
 
@@ -64,8 +68,10 @@ bool reduction_splits_rows(const ReductionAnalysis& a);
 // The 32-bit variants of a group either scheduler accepted, in the order a launch tries them
 // (the last takes any row). `vector`: elements of the widest row-walking dtype in 16 bytes;
 // `cached_words`: 32-bit register words one row element needs over the arrays a normalization
-// keeps in registers; `large`: the element computation is large (less is unrolled).
+// keeps in registers; `large`: the element computation is large (less is unrolled);
+// `unroll`: loads in flight per thread in streaming passes (reduction_unroll).
 std::vector<ReductionParams> reduction_variants(const ReductionAnalysis& a, SchedulerKind kind,
-                                                int vector, double cached_words, bool large);
+                                                int vector, double cached_words, bool large,
+                                                int unroll);
 
 }  // namespace fuserc

@@ -60,7 +60,7 @@ int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind
   // elements per thread stay in registers.
   const int64_t row = hints.value_of(a.row_length);
   int cached = 0;
-  for (const ReductionParams& p : reduction_variants(a, kind, 4, 1.0, false))
+  for (const ReductionParams& p : reduction_variants(a, kind, 4, 1.0, false, 1))
     if (p.limit == 0 || row <= p.limit) {
       cached = p.elements_per_thread;
       break;

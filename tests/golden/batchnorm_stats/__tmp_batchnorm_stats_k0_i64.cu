@@ -13,9 +13,23 @@ extern "C" __global__ void __launch_bounds__(256) batchnorm_stats_k0_i64(
   const bool active = true;
   fz_welford<float> acc_var = fz_welford_init<float>();
   if (active) {
-    for (long long k = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k < N; k += (long long)gridDim.y * 8) {
-      const float x_v = x[k * 64 + row];
-      acc_var = fz_welford_push(acc_var, x_v);
+    for (long long k0 = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k0 < N; k0 += (long long)gridDim.y * 32) {
+      float held[4];
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const long long k = k0 + (long long)gridDim.y * u * 8;
+        if (k < N) {
+          const float x_v = x[k * 64 + row];
+          held[u] = x_v;
+        }
+      }
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const long long k = k0 + (long long)gridDim.y * u * 8;
+        if (k < N) {
+          acc_var = fz_welford_push(acc_var, held[u]);
+        }
+      }
     }
   }
   acc_var = fz_column_reduce<32, 8>(acc_var, fz_welford_op(), smem_var);

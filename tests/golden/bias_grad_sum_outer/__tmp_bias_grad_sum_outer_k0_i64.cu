@@ -12,9 +12,23 @@ extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_i64(
   const bool active = true;
   float acc_db = 0.0f;
   if (active) {
-    for (long long k = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k < N; k += (long long)gridDim.y * 8) {
-      const float dy_v = dy[k * 384 + row];
-      acc_db = (acc_db + dy_v);
+    for (long long k0 = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k0 < N; k0 += (long long)gridDim.y * 32) {
+      float held[4];
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const long long k = k0 + (long long)gridDim.y * u * 8;
+        if (k < N) {
+          const float dy_v = dy[k * 384 + row];
+          held[u] = dy_v;
+        }
+      }
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const long long k = k0 + (long long)gridDim.y * u * 8;
+        if (k < N) {
+          acc_db = (acc_db + held[u]);
+        }
+      }
     }
   }
   acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);

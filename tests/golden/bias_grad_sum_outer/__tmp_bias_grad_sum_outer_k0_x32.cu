@@ -12,9 +12,23 @@ extern "C" __global__ void __launch_bounds__(256) bias_grad_sum_outer_k0_x32(
   const bool active = true;
   float acc_db = 0.0f;
   if (active) {
-    for (int k = (int)blockIdx.y * 8 + (int)threadIdx.y; k < N; k += (int)gridDim.y * 8) {
-      const float dy_v = dy[k * 384 + row];
-      acc_db = (acc_db + dy_v);
+    for (int k0 = (int)blockIdx.y * 8 + (int)threadIdx.y; k0 < N; k0 += (int)gridDim.y * 32) {
+      float held[4];
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int k = k0 + (int)gridDim.y * u * 8;
+        if (k < N) {
+          const float dy_v = dy[k * 384 + row];
+          held[u] = dy_v;
+        }
+      }
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int k = k0 + (int)gridDim.y * u * 8;
+        if (k < N) {
+          acc_db = (acc_db + held[u]);
+        }
+      }
     }
   }
   acc_db = fz_column_reduce<32, 8>(acc_db, fz_sum_op(), smem_db);

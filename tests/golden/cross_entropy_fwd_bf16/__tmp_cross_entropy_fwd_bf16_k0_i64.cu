@@ -16,10 +16,24 @@ extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_i64(
     const bool active = true;
     fz_lse<float> acc_m = fz_lse_init<float>();
     if (active) {
-      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < V; k += (long long)gridDim.y * 256) {
-        const float logits_v = __bfloat162float(logits[k + V * row]);
-        const float xf = logits_v;
-        acc_m = fz_lse_push(acc_m, xf);
+      for (long long k0 = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k0 < V; k0 += (long long)gridDim.y * 2048) {
+        float held[8];
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < V) {
+            const float logits_v = __bfloat162float(logits[k + V * row]);
+            const float xf = logits_v;
+            held[u] = xf;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < V) {
+            acc_m = fz_lse_push(acc_m, held[u]);
+          }
+        }
       }
     }
     acc_m = fz_row_reduce<256>(acc_m, fz_lse_op(), smem_m);

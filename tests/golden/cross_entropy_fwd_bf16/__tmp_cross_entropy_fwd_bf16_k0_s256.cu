@@ -28,10 +28,24 @@ extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s256
           }
         }
       } else {
-        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < V; k += (int)gridDim.y * 256) {
-          const float logits_v = __bfloat162float(logits[k + V * row]);
-          const float xf = logits_v;
-          acc_m = fz_lse_push(acc_m, xf);
+        for (int k0 = (int)blockIdx.y * 256 + (int)threadIdx.x; k0 < V; k0 += (int)gridDim.y * 2048) {
+          float held[8];
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < V) {
+              const float logits_v = __bfloat162float(logits[k + V * row]);
+              const float xf = logits_v;
+              held[u] = xf;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < V) {
+              acc_m = fz_lse_push(acc_m, held[u]);
+            }
+          }
         }
       }
     }

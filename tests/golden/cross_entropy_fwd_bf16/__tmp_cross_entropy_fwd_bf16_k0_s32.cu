@@ -25,10 +25,24 @@ extern "C" __global__ void __launch_bounds__(256) cross_entropy_fwd_bf16_k0_s32(
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < V; k += 32) {
-          const float logits_v = __bfloat162float(logits[k + V * row]);
-          const float xf = logits_v;
-          acc_m = fz_lse_push(acc_m, xf);
+        for (int k0 = (int)threadIdx.x; k0 < V; k0 += 256) {
+          float held[8];
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 32;
+            if (k < V) {
+              const float logits_v = __bfloat162float(logits[k + V * row]);
+              const float xf = logits_v;
+              held[u] = xf;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 32;
+            if (k < V) {
+              acc_m = fz_lse_push(acc_m, held[u]);
+            }
+          }
         }
       }
     }

@@ -17,19 +17,33 @@ extern "C" __global__ void __launch_bounds__(256) int_ops_k0_i64(
     const bool active = true;
     long long acc_sa = 0LL;
     if (active) {
-      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < N; k += (long long)gridDim.y * 256) {
-        const int a_v = a[k];
-        const bool pos_v = (a_v > 0);
-        const int b_v = b[k];
-        const int x = fz_bitwise_xor(a_v, b_v);
-        const int r = fz_remainder(a_v, b_v);
-        const int w_v = (pos_v ? x : r);
-        const float wf = (float)w_v;
-        const float y_v = (wf * 0.5f);
-        acc_sa = (acc_sa + (long long)a_v);
-        pos[k] = pos_v;
-        w[k] = w_v;
-        y[k] = y_v;
+      for (long long k0 = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k0 < N; k0 += (long long)gridDim.y * 1024) {
+        int held[4];
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < N) {
+            const int a_v = a[k];
+            const bool pos_v = (a_v > 0);
+            const int b_v = b[k];
+            const int x = fz_bitwise_xor(a_v, b_v);
+            const int r = fz_remainder(a_v, b_v);
+            const int w_v = (pos_v ? x : r);
+            const float wf = (float)w_v;
+            const float y_v = (wf * 0.5f);
+            held[u] = a_v;
+            pos[k] = pos_v;
+            w[k] = w_v;
+            y[k] = y_v;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < N) {
+            acc_sa = (acc_sa + (long long)held[u]);
+          }
+        }
       }
     }
     acc_sa = fz_row_reduce<256>(acc_sa, fz_sum_op(), smem_sa);

@@ -45,19 +45,33 @@ extern "C" __global__ void __launch_bounds__(256) int_ops_k0_s256(
           *reinterpret_cast<fz_vec<float, 4>*>(y + g_v * 4) = y_vec;
         }
       } else {
-        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < N; k += (int)gridDim.y * 256) {
-          const int a_v = a[k];
-          const bool pos_v = (a_v > 0);
-          const int b_v = b[k];
-          const int x = fz_bitwise_xor(a_v, b_v);
-          const int r = fz_remainder(a_v, b_v);
-          const int w_v = (pos_v ? x : r);
-          const float wf = (float)w_v;
-          const float y_v = (wf * 0.5f);
-          acc_sa = (acc_sa + (long long)a_v);
-          pos[k] = pos_v;
-          w[k] = w_v;
-          y[k] = y_v;
+        for (int k0 = (int)blockIdx.y * 256 + (int)threadIdx.x; k0 < N; k0 += (int)gridDim.y * 1024) {
+          int held[4];
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < N) {
+              const int a_v = a[k];
+              const bool pos_v = (a_v > 0);
+              const int b_v = b[k];
+              const int x = fz_bitwise_xor(a_v, b_v);
+              const int r = fz_remainder(a_v, b_v);
+              const int w_v = (pos_v ? x : r);
+              const float wf = (float)w_v;
+              const float y_v = (wf * 0.5f);
+              held[u] = a_v;
+              pos[k] = pos_v;
+              w[k] = w_v;
+              y[k] = y_v;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < N) {
+              acc_sa = (acc_sa + (long long)held[u]);
+            }
+          }
         }
       }
     }

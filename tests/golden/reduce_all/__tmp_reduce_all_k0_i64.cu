@@ -22,12 +22,30 @@ extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_i64(
     float acc_m = (-__int_as_float(0x7f800000));
     float acc_l1 = 0.0f;
     if (active) {
-      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < M * N; k += (long long)gridDim.y * 256) {
-        const float x_v = x[k];
-        const float ax = fz_abs(x_v);
-        acc_s = (acc_s + x_v);
-        acc_m = fz_maximum(acc_m, x_v);
-        acc_l1 = (acc_l1 + ax);
+      for (long long k0 = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k0 < M * N; k0 += (long long)gridDim.y * 1024) {
+        float held[4];
+        float held_v[4];
+        float held_v2[4];
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < M * N) {
+            const float x_v = x[k];
+            const float ax = fz_abs(x_v);
+            held[u] = x_v;
+            held_v[u] = x_v;
+            held_v2[u] = ax;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < M * N) {
+            acc_s = (acc_s + held[u]);
+            acc_m = fz_maximum(acc_m, held_v[u]);
+            acc_l1 = (acc_l1 + held_v2[u]);
+          }
+        }
       }
     }
     acc_s = fz_row_reduce<256>(acc_s, fz_sum_op(), smem_s);

@@ -36,12 +36,30 @@ extern "C" __global__ void __launch_bounds__(256) reduce_all_k0_s256(
           }
         }
       } else {
-        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < M * N; k += (int)gridDim.y * 256) {
-          const float x_v = x[k];
-          const float ax = fz_abs(x_v);
-          acc_s = (acc_s + x_v);
-          acc_m = fz_maximum(acc_m, x_v);
-          acc_l1 = (acc_l1 + ax);
+        for (int k0 = (int)blockIdx.y * 256 + (int)threadIdx.x; k0 < M * N; k0 += (int)gridDim.y * 1024) {
+          float held[4];
+          float held_v[4];
+          float held_v2[4];
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < M * N) {
+              const float x_v = x[k];
+              const float ax = fz_abs(x_v);
+              held[u] = x_v;
+              held_v[u] = x_v;
+              held_v2[u] = ax;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < M * N) {
+              acc_s = (acc_s + held[u]);
+              acc_m = fz_maximum(acc_m, held_v[u]);
+              acc_l1 = (acc_l1 + held_v2[u]);
+            }
+          }
         }
       }
     }

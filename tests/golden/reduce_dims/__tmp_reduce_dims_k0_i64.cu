@@ -14,9 +14,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k0_i64(
   const bool active = (long long)blockIdx.x * 32 + (long long)threadIdx.x < A * C;
   float acc_s_mid = 0.0f;
   if (active) {
-    for (long long k = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k < B; k += (long long)gridDim.y * 8) {
-      const float x_v = __half2float(x[row % C + C * k + B * C * (row / C)]);
-      acc_s_mid = (acc_s_mid + x_v);
+    for (long long k0 = (long long)blockIdx.y * 8 + (long long)threadIdx.y; k0 < B; k0 += (long long)gridDim.y * 64) {
+      float held[8];
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const long long k = k0 + (long long)gridDim.y * u * 8;
+        if (k < B) {
+          const float x_v = __half2float(x[row % C + C * k + B * C * (row / C)]);
+          held[u] = x_v;
+        }
+      }
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const long long k = k0 + (long long)gridDim.y * u * 8;
+        if (k < B) {
+          acc_s_mid = (acc_s_mid + held[u]);
+        }
+      }
     }
   }
   acc_s_mid = fz_column_reduce<32, 8>(acc_s_mid, fz_sum_op(), smem_s_mid);

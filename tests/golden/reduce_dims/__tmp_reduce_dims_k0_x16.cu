@@ -14,9 +14,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k0_x16(
   const bool active = (int)blockIdx.x * 16 + (int)threadIdx.x < A * C;
   float acc_s_mid = 0.0f;
   if (active) {
-    for (int k = (int)blockIdx.y * 16 + (int)threadIdx.y; k < B; k += (int)gridDim.y * 16) {
-      const float x_v = __half2float(x[row % C + C * k + B * C * (row / C)]);
-      acc_s_mid = (acc_s_mid + x_v);
+    for (int k0 = (int)blockIdx.y * 16 + (int)threadIdx.y; k0 < B; k0 += (int)gridDim.y * 128) {
+      float held[8];
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int k = k0 + (int)gridDim.y * u * 16;
+        if (k < B) {
+          const float x_v = __half2float(x[row % C + C * k + B * C * (row / C)]);
+          held[u] = x_v;
+        }
+      }
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int k = k0 + (int)gridDim.y * u * 16;
+        if (k < B) {
+          acc_s_mid = (acc_s_mid + held[u]);
+        }
+      }
     }
   }
   acc_s_mid = fz_column_reduce<16, 16>(acc_s_mid, fz_sum_op(), smem_s_mid);

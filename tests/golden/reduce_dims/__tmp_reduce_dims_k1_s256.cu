@@ -15,9 +15,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k1_s256(
     const bool active = true;
     float acc_m_ends = (-__int_as_float(0x7f800000));
     if (active) {
-      for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < A * C; k += (int)gridDim.y * 256) {
-        const float x_v = __half2float(x[k % C + C * row + B * C * (k / C)]);
-        acc_m_ends = fz_maximum(acc_m_ends, x_v);
+      for (int k0 = (int)blockIdx.y * 256 + (int)threadIdx.x; k0 < A * C; k0 += (int)gridDim.y * 2048) {
+        float held[8];
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int k = k0 + (int)gridDim.y * u * 256;
+          if (k < A * C) {
+            const float x_v = __half2float(x[k % C + C * row + B * C * (k / C)]);
+            held[u] = x_v;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int k = k0 + (int)gridDim.y * u * 256;
+          if (k < A * C) {
+            acc_m_ends = fz_maximum(acc_m_ends, held[u]);
+          }
+        }
       }
     }
     acc_m_ends = fz_row_reduce<256>(acc_m_ends, fz_max_op(), smem_m_ends);

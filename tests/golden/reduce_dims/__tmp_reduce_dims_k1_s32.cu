@@ -12,9 +12,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k1_s32(
     const bool active = row_base + (int)threadIdx.y < B;
     float acc_m_ends = (-__int_as_float(0x7f800000));
     if (active) {
-      for (int k = (int)threadIdx.x; k < A * C; k += 32) {
-        const float x_v = __half2float(x[k % C + C * row + B * C * (k / C)]);
-        acc_m_ends = fz_maximum(acc_m_ends, x_v);
+      for (int k0 = (int)threadIdx.x; k0 < A * C; k0 += 256) {
+        float held[8];
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int k = k0 + u * 32;
+          if (k < A * C) {
+            const float x_v = __half2float(x[k % C + C * row + B * C * (k / C)]);
+            held[u] = x_v;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int k = k0 + u * 32;
+          if (k < A * C) {
+            acc_m_ends = fz_maximum(acc_m_ends, held[u]);
+          }
+        }
       }
     }
     acc_m_ends = fz_row_reduce<32>(acc_m_ends, fz_max_op(), 0);

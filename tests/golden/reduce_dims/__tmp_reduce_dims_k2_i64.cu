@@ -15,9 +15,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_i64(
     const bool active = true;
     fz_welford<float> acc_v_last = fz_welford_init<float>();
     if (active) {
-      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < C; k += (long long)gridDim.y * 256) {
-        const float x_v = __half2float(x[k + C * row]);
-        acc_v_last = fz_welford_push(acc_v_last, x_v);
+      for (long long k0 = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k0 < C; k0 += (long long)gridDim.y * 2048) {
+        float held[8];
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < C) {
+            const float x_v = __half2float(x[k + C * row]);
+            held[u] = x_v;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < C) {
+            acc_v_last = fz_welford_push(acc_v_last, held[u]);
+          }
+        }
       }
     }
     acc_v_last = fz_row_reduce<256>(acc_v_last, fz_welford_op(), smem_v_last);

@@ -26,9 +26,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s256(
           }
         }
       } else {
-        for (int k = (int)blockIdx.y * 256 + (int)threadIdx.x; k < C; k += (int)gridDim.y * 256) {
-          const float x_v = __half2float(x[k + C * row]);
-          acc_v_last = fz_welford_push(acc_v_last, x_v);
+        for (int k0 = (int)blockIdx.y * 256 + (int)threadIdx.x; k0 < C; k0 += (int)gridDim.y * 2048) {
+          float held[8];
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < C) {
+              const float x_v = __half2float(x[k + C * row]);
+              held[u] = x_v;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + (int)gridDim.y * u * 256;
+            if (k < C) {
+              acc_v_last = fz_welford_push(acc_v_last, held[u]);
+            }
+          }
         }
       }
     }

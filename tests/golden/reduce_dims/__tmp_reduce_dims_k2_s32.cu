@@ -23,9 +23,23 @@ extern "C" __global__ void __launch_bounds__(256) reduce_dims_k2_s32(
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < C; k += 32) {
-          const float x_v = __half2float(x[k + C * row]);
-          acc_v_last = fz_welford_push(acc_v_last, x_v);
+        for (int k0 = (int)threadIdx.x; k0 < C; k0 += 256) {
+          float held[8];
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 32;
+            if (k < C) {
+              const float x_v = __half2float(x[k + C * row]);
+              held[u] = x_v;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 32;
+            if (k < C) {
+              acc_v_last = fz_welford_push(acc_v_last, held[u]);
+            }
+          }
         }
       }
     }

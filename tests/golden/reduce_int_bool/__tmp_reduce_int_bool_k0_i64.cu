@@ -22,11 +22,29 @@ extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_i64(
     long long acc_pi = 1LL;
     int acc_mi = 2147483647;
     if (active) {
-      for (long long k = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k < M; k += (long long)gridDim.y * 256) {
-        const int i_v = i[k + M * row];
-        acc_si = (acc_si + (long long)i_v);
-        acc_pi = (acc_pi * (long long)i_v);
-        acc_mi = fz_minimum(acc_mi, i_v);
+      for (long long k0 = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k0 < M; k0 += (long long)gridDim.y * 1024) {
+        int held[4];
+        int held_v[4];
+        int held_v2[4];
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < M) {
+            const int i_v = i[k + M * row];
+            held[u] = i_v;
+            held_v[u] = i_v;
+            held_v2[u] = i_v;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const long long k = k0 + (long long)gridDim.y * u * 256;
+          if (k < M) {
+            acc_si = (acc_si + (long long)held[u]);
+            acc_pi = (acc_pi * (long long)held_v[u]);
+            acc_mi = fz_minimum(acc_mi, held_v2[u]);
+          }
+        }
       }
     }
     acc_si = fz_row_reduce<256>(acc_si, fz_sum_op(), smem_si);

@@ -28,11 +28,29 @@ extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k0_s32(
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < M; k += 32) {
-          const int i_v = i[k + M * row];
-          acc_si = (acc_si + (long long)i_v);
-          acc_pi = (acc_pi * (long long)i_v);
-          acc_mi = fz_minimum(acc_mi, i_v);
+        for (int k0 = (int)threadIdx.x; k0 < M; k0 += 128) {
+          int held[4];
+          int held_v[4];
+          int held_v2[4];
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + u * 32;
+            if (k < M) {
+              const int i_v = i[k + M * row];
+              held[u] = i_v;
+              held_v[u] = i_v;
+              held_v2[u] = i_v;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + u * 32;
+            if (k < M) {
+              acc_si = (acc_si + (long long)held[u]);
+              acc_pi = (acc_pi * (long long)held_v[u]);
+              acc_mi = fz_minimum(acc_mi, held_v2[u]);
+            }
+          }
         }
       }
     }

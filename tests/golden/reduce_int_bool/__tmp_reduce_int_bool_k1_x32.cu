@@ -17,10 +17,26 @@ extern "C" __global__ void __launch_bounds__(256) reduce_int_bool_k1_x32(
   long long acc_count = 0LL;
   bool acc_any = false;
   if (active) {
-    for (int k = (int)blockIdx.y * 8 + (int)threadIdx.y; k < N; k += (int)gridDim.y * 8) {
-      const bool b_v = b[row + M * k];
-      acc_count = (acc_count + (long long)b_v);
-      acc_any = fz_maximum(acc_any, b_v);
+    for (int k0 = (int)blockIdx.y * 8 + (int)threadIdx.y; k0 < N; k0 += (int)gridDim.y * 64) {
+      bool held[8];
+      bool held_v[8];
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int k = k0 + (int)gridDim.y * u * 8;
+        if (k < N) {
+          const bool b_v = b[row + M * k];
+          held[u] = b_v;
+          held_v[u] = b_v;
+        }
+      }
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int k = k0 + (int)gridDim.y * u * 8;
+        if (k < N) {
+          acc_count = (acc_count + (long long)held[u]);
+          acc_any = fz_maximum(acc_any, held_v[u]);
+        }
+      }
     }
   }
   acc_count = fz_column_reduce<32, 8>(acc_count, fz_sum_op(), smem_count);

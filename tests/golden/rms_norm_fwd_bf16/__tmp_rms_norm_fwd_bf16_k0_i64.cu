@@ -13,11 +13,25 @@ extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_i64(
     const bool active = true;
     float acc_ms = 0.0f;
     if (active) {
-      for (long long k = (long long)threadIdx.x; k < H; k += 1024) {
-        const float x_v = __bfloat162float(x[k + H * row]);
-        const float xf = x_v;
-        const float sq = (xf * xf);
-        acc_ms = (acc_ms + sq);
+      for (long long k0 = (long long)threadIdx.x; k0 < H; k0 += 8192) {
+        float held[8];
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const long long k = k0 + u * 1024;
+          if (k < H) {
+            const float x_v = __bfloat162float(x[k + H * row]);
+            const float xf = x_v;
+            const float sq = (xf * xf);
+            held[u] = sq;
+          }
+        }
+        #pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const long long k = k0 + u * 1024;
+          if (k < H) {
+            acc_ms = (acc_ms + held[u]);
+          }
+        }
       }
     }
     acc_ms = fz_row_reduce<1024>(acc_ms, fz_sum_op(), smem_ms);
@@ -25,14 +39,20 @@ extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_i64(
     if (active) {
       const float mse = (ms + 1e-06f);
       const float r = rsqrtf(mse);
-      for (long long k = (long long)threadIdx.x; k < H; k += 1024) {
-        const float x_v2 = __bfloat162float(x[k + H * row]);
-        const float xf_v = x_v2;
-        const float xn = (xf_v * r);
-        const float xnb = __bfloat162float(__float2bfloat16_rn(xn));
-        const float w_v = __bfloat162float(w[k]);
-        const float y_v = (xnb * w_v);
-        y[k + H * row] = __float2bfloat16_rn(y_v);
+      for (long long k0_v = (long long)threadIdx.x; k0_v < H; k0_v += 8192) {
+        #pragma unroll
+        for (int u_v = 0; u_v < 8; ++u_v) {
+          const long long k = k0_v + u_v * 1024;
+          if (k < H) {
+            const float x_v2 = __bfloat162float(x[k + H * row]);
+            const float xf_v = x_v2;
+            const float xn = (xf_v * r);
+            const float xnb = __bfloat162float(__float2bfloat16_rn(xn));
+            const float w_v = __bfloat162float(w[k]);
+            const float y_v = (xnb * w_v);
+            y[k + H * row] = __float2bfloat16_rn(y_v);
+          }
+        }
       }
     }
   }

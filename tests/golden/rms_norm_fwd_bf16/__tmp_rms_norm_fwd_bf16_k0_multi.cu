@@ -26,11 +26,25 @@ extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_multi(
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < H; k += 1024) {
-          const float x_v = __bfloat162float(x[k + H * row]);
-          const float xf = x_v;
-          const float sq = (xf * xf);
-          acc_ms = (acc_ms + sq);
+        for (int k0 = (int)threadIdx.x; k0 < H; k0 += 8192) {
+          float held[8];
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 1024;
+            if (k < H) {
+              const float x_v = __bfloat162float(x[k + H * row]);
+              const float xf = x_v;
+              const float sq = (xf * xf);
+              held[u] = sq;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 1024;
+            if (k < H) {
+              acc_ms = (acc_ms + held[u]);
+            }
+          }
         }
       }
     }
@@ -59,14 +73,20 @@ extern "C" __global__ void __launch_bounds__(1024) rms_norm_fwd_bf16_k0_multi(
       } else {
         const float mse = (ms + 1e-06f);
         const float r = rsqrtf(mse);
-        for (int k = (int)threadIdx.x; k < H; k += 1024) {
-          const float x_v3 = __bfloat162float(x[k + H * row]);
-          const float xf_v2 = x_v3;
-          const float xn = (xf_v2 * r);
-          const float xnb = __bfloat162float(__float2bfloat16_rn(xn));
-          const float w_v = __bfloat162float(w[k]);
-          const float y_v = (xnb * w_v);
-          y[k + H * row] = __float2bfloat16_rn(y_v);
+        for (int k0_v = (int)threadIdx.x; k0_v < H; k0_v += 8192) {
+          #pragma unroll
+          for (int u_v = 0; u_v < 8; ++u_v) {
+            const int k = k0_v + u_v * 1024;
+            if (k < H) {
+              const float x_v3 = __bfloat162float(x[k + H * row]);
+              const float xf_v2 = x_v3;
+              const float xn = (xf_v2 * r);
+              const float xnb = __bfloat162float(__float2bfloat16_rn(xn));
+              const float w_v = __bfloat162float(w[k]);
+              const float y_v = (xnb * w_v);
+              y[k + H * row] = __float2bfloat16_rn(y_v);
+            }
+          }
         }
       }
     }

@@ -27,11 +27,25 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_bwd_f16_k0_multi(
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < C; k += 1024) {
-          const float y_v = __half2float(y[k + C * row]);
-          const float dy_v = __half2float(dy[k + C * row]);
-          const float ydy = (y_v * dy_v);
-          acc_s = (acc_s + ydy);
+        for (int k0 = (int)threadIdx.x; k0 < C; k0 += 8192) {
+          float held[8];
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 1024;
+            if (k < C) {
+              const float y_v = __half2float(y[k + C * row]);
+              const float dy_v = __half2float(dy[k + C * row]);
+              const float ydy = (y_v * dy_v);
+              held[u] = ydy;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * 1024;
+            if (k < C) {
+              acc_s = (acc_s + held[u]);
+            }
+          }
         }
       }
     }
@@ -55,13 +69,19 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_bwd_f16_k0_multi(
           *reinterpret_cast<fz_vec<__half, 8>*>(dx + (g_v * 8 + C * row)) = dx_vec;
         }
       } else {
-        for (int k = (int)threadIdx.x; k < C; k += 1024) {
-          const float y_v3 = __half2float(y[k + C * row]);
-          const float dy_v3 = __half2float(dy[k + C * row]);
-          const float d = (dy_v3 - s);
-          const float dxf = (y_v3 * d);
-          const float dx_v = __half2float(__float2half_rn(dxf));
-          dx[k + C * row] = __float2half_rn(dx_v);
+        for (int k0_v = (int)threadIdx.x; k0_v < C; k0_v += 8192) {
+          #pragma unroll
+          for (int u_v = 0; u_v < 8; ++u_v) {
+            const int k = k0_v + u_v * 1024;
+            if (k < C) {
+              const float y_v3 = __half2float(y[k + C * row]);
+              const float dy_v3 = __half2float(dy[k + C * row]);
+              const float d = (dy_v3 - s);
+              const float dxf = (y_v3 * d);
+              const float dx_v = __half2float(__float2half_rn(dxf));
+              dx[k + C * row] = __float2half_rn(dx_v);
+            }
+          }
         }
       }
     }

@@ -23,9 +23,23 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
           }
         }
       } else {
-        for (int k = (int)threadIdx.x; k < C; k += 1024) {
-          const float x_v = x[k + C * row];
-          acc_m = fz_lse_push(acc_m, x_v);
+        for (int k0 = (int)threadIdx.x; k0 < C; k0 += 4096) {
+          float held[4];
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + u * 1024;
+            if (k < C) {
+              const float x_v = x[k + C * row];
+              held[u] = x_v;
+            }
+          }
+          #pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = k0 + u * 1024;
+            if (k < C) {
+              acc_m = fz_lse_push(acc_m, held[u]);
+            }
+          }
         }
       }
     }
@@ -49,12 +63,18 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_f32_k0_multi(
           *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
         }
       } else {
-        for (int k = (int)threadIdx.x; k < C; k += 1024) {
-          const float x_v3 = x[k + C * row];
-          const float xs = (x_v3 - m);
-          const float e = expf(xs);
-          const float y_v = (e * s_inv);
-          y[k + C * row] = y_v;
+        for (int k0_v = (int)threadIdx.x; k0_v < C; k0_v += 4096) {
+          #pragma unroll
+          for (int u_v = 0; u_v < 4; ++u_v) {
+            const int k = k0_v + u_v * 1024;
+            if (k < C) {
+              const float x_v3 = x[k + C * row];
+              const float xs = (x_v3 - m);
+              const float e = expf(xs);
+              const float y_v = (e * s_inv);
+              y[k + C * row] = y_v;
+            }
+          }
         }
       }
     }
