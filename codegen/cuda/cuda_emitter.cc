@@ -392,6 +392,13 @@ class StmtPrinter {
         break;
       case K::VecDeclare: out << pad << vec_type(s.dtype, s.width) << " " << s.name << ";\n"; break;
       case K::VecLoad:
+        if (s.cond) {
+          out << pad << "const " << vec_type(s.dtype, s.width) << " " << s.name
+              << " = fz_vec_load_if<" << s.width << ">("
+              << without_outer_parens(values_.print(s.cond)) << ", " << s.buffer << ", "
+              << index_.print(s.index) << ");\n";
+          break;
+        }
         out << pad << "const " << vec_type(s.dtype, s.width) << " " << s.name
             << " = *reinterpret_cast<const " << vec_type(s.dtype, s.width) << "*>(" << s.buffer
             << " + " << index_.print(s.index, kAdd + 1) << ");\n";

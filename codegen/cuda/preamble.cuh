@@ -11,9 +11,18 @@ struct alignas(sizeof(T) * N) fz_vec {
   T v[N];
 };
 
+// In integers: the offset may lie outside the buffer (a branch of cat or pad not taken).
 template <int kBytes, typename T>
 __device__ __forceinline__ bool fz_is_aligned(const T* p, long long offset) {
-  return reinterpret_cast<unsigned long long>(p + offset) % kBytes == 0;
+  return (reinterpret_cast<unsigned long long>(p) +
+          static_cast<unsigned long long>(offset) * sizeof(T)) % kBytes == 0;
+}
+// W elements from p + offset where `when` holds (an address valid only there), else zeros.
+template <int W, typename T>
+__device__ __forceinline__ fz_vec<T, W> fz_vec_load_if(bool when, const T* p, long long offset) {
+  fz_vec<T, W> v{};
+  if (when) v = *reinterpret_cast<const fz_vec<T, W>*>(p + offset);
+  return v;
 }
 
 // ---- index arithmetic (floor semantics for possibly negative operands)

@@ -182,9 +182,10 @@ Stmt vec_declare(const std::string& name, DType dtype, int width) {
 }
 
 Stmt vec_load(const std::string& name, const std::string& buffer, const Expr& offset, DType dtype,
-              int width) {
+              int width, ValuePtr when) {
   Stmt s;
   s.kind = Stmt::Kind::VecLoad;
+  s.cond = std::move(when);
   s.name = name;
   s.buffer = buffer;
   s.index = offset;
@@ -370,7 +371,8 @@ void block_text(const Block& b, int depth, std::ostringstream& out) {
         break;
       case Stmt::Kind::VecLoad:
         out << pad << "vecload " << s.name << " = " << s.buffer << "[" << s.index.str()
-            << " +: " << s.width << "]\n";
+            << " +: " << s.width << "]" << (s.cond ? " if " + value_text(s.cond) : std::string())
+            << "\n";
         break;
       case Stmt::Kind::VecStore:
         out << pad << "vecstore " << s.buffer << "[" << s.index.str() << " +: " << s.width

@@ -92,7 +92,8 @@ struct Stmt {
     Assign,        // name = value;
     Store,         // buffer[index] = value, converted to the storage of `dtype`
     VecDeclare,    // a vector local of `width` elements of `dtype`
-    VecLoad,       // const vector local `name` = width elements of buffer from index
+    VecLoad,       // const vector local `name` = width elements of buffer from index (only
+                   // where `cond` holds, when set: zeros elsewhere)
     VecStore,      // width elements of vector local `name` to buffer from index
     LaneStore,     // name.v[index] = value, converted to the storage of `dtype`
     Array,         // type name[width];  (registers)
@@ -128,8 +129,10 @@ Stmt declare(Type type, const std::string& name, ValuePtr initial = nullptr);
 Stmt assign(const std::string& name, ValuePtr value);
 Stmt store(const std::string& buffer, const Expr& offset, DType dtype, ValuePtr value);
 Stmt vec_declare(const std::string& name, DType dtype, int width);
+// With `when`, the memory is read only where `when` holds (the vector is zeros elsewhere): a
+// load under a condition (a branch of cat or pad) whose address is valid only there.
 Stmt vec_load(const std::string& name, const std::string& buffer, const Expr& offset, DType dtype,
-              int width);
+              int width, ValuePtr when = nullptr);
 Stmt vec_store(const std::string& name, const std::string& buffer, const Expr& offset, DType dtype,
                int width);
 Stmt lane_store(const std::string& vector, const Expr& lane, DType dtype, ValuePtr value);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "codegen/lower/element_emitter.h"
@@ -152,14 +153,35 @@ class PointwiseLowering {
     return graph_.unconditional_nodes(roots);
   }
 
+  // The test under which a load that not every element performs (a branch of cat or pad) may
+  // read a whole vector: its coordinates inside its tensor (ENode::in_bounds), when that test is
+  // the same for every lane, so that all lanes' addresses are valid where it holds. Nothing
+  // when there is no such test (a load inside the tensor everywhere would read for lanes whose
+  // branch does not need it).
+  std::optional<Expr> guarded_vector_test(const ENode& n, const std::map<std::string, Expr>& m,
+                                          const Expr& lane) const {
+    if (!n.deps.empty() || n.in_bounds.empty()) return std::nullopt;
+    if (lane_access(subst(n.offset, m), lane) != LaneAccess::Contiguous) return std::nullopt;
+    Expr all(1);
+    for (const Expr& c : n.in_bounds) {
+      Expr at = subst(c, m);
+      if (lane_access(at, lane) != LaneAccess::Invariant) return std::nullopt;
+      all = all * at;
+    }
+    return all;
+  }
+
   int count_vectorizable(const std::vector<Expr>& lane_coords, const Expr& lane) const {
     auto m = coord_map(coords_, lane_coords);
     std::set<int> unconditional = unconditional_nodes();
     int n = 0;
-    for (int id : loads_)
-      if (unconditional.count(id) && graph_.node(id).deps.empty() &&
-          lane_access(subst(graph_.node(id).offset, m), lane) == LaneAccess::Contiguous)
+    for (int id : loads_) {
+      const ENode& node = graph_.node(id);
+      if (unconditional.count(id) ? node.deps.empty() && lane_access(subst(node.offset, m),
+                                                                     lane) == LaneAccess::Contiguous
+                                  : guarded_vector_test(node, m, lane).has_value())
         ++n;
+    }
     return n;
   }
 
@@ -311,9 +333,14 @@ class PointwiseLowering {
           return compare(a.second, b.second) < 0;
         });
     std::set<int> unconditional = unconditional_nodes();
+    auto aligned = [&](const ENode& n, const Expr& off0) {
+      conds.push_back(kir::call(
+          "fz_is_aligned<" + std::to_string(width * dtype_size(n.dtype)) + ">", kir::Type::Bool,
+          {kir::ref(param_of(n.value), kir::Type::UInt64), kir::index_value(off0, index_type)}));
+    };
+    // Loads every lane performs first (a load under a condition at the same address shares
+    // their vector).
     for (int id : loads_) {
-      // A load under a condition (pad, cat) may be out of bounds for the lanes that do not
-      // take its branch, so only loads every lane performs become vector loads.
       if (!unconditional.count(id)) continue;
       // An indirect load (index_select, gather) reads lane by lane: its address needs the
       // index, which the element computation loads.
@@ -327,12 +354,32 @@ class PointwiseLowering {
       if (it == by_address.end()) {
         std::string vec = names.fresh(f_.value(n.value).name + "_vec");
         pre.push_back(kir::vec_load(vec, param_of(n.value), off0, n.dtype, width));
-        conds.push_back(kir::call(
-            "fz_is_aligned<" + std::to_string(width * dtype_size(n.dtype)) + ">", kir::Type::Bool,
-            {kir::ref(param_of(n.value), kir::Type::UInt64), kir::index_value(off0, index_type)}));
+        aligned(n, off0);
         it = by_address.emplace(key, vec).first;
       }
       vector_loads[id] = it->second;
+    }
+    // A load under a condition (pad, cat) may be out of bounds for lanes that do not take its
+    // branch: a vector load only where its in-bounds test is the same for every lane, read
+    // only where that test holds.
+    for (int id : loads_) {
+      if (unconditional.count(id)) continue;
+      const ENode& n = graph_.node(id);
+      auto test = guarded_vector_test(n, m, lane);
+      if (!test) continue;
+      Expr off0 = lane_zero(offset_of(id), lane);
+      auto it = by_address.find(std::make_pair(n.value, off0));
+      if (it != by_address.end()) {
+        vector_loads[id] = it->second;
+        continue;
+      }
+      Expr when = lane_zero(*test, lane);
+      if (when.is_const(0)) continue;
+      std::string vec = names.fresh(f_.value(n.value).name + "_vec");
+      pre.push_back(kir::vec_load(vec, param_of(n.value), off0, n.dtype, width,
+                                  when.is_const() ? nullptr : kir::index_value(when, kir::Type::Bool)));
+      aligned(n, off0);
+      vector_loads[id] = vec;
     }
     std::vector<Expr> oc = path_coords(m);
     bool any_vector_store = false;
