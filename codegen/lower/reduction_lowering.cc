@@ -419,8 +419,7 @@ class ReductionLowering {
       if (!fill_caches)
         em.set_override(node,
                         kir::element(array, slot, kir::compute_type_of(graph_.node(node).dtype)));
-    for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
-    for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
+    use_row_results(em);
     std::vector<int> all = roots;
     if (fill_caches)
       for (const auto& [node, array] : c.caches) all.push_back(node);
@@ -495,8 +494,7 @@ class ReductionLowering {
       if (!fill_caches)
         em.set_override(node, kir::element(array, Expr::index(c.j, Expr(c.elements)),
                                            kir::compute_type_of(graph_.node(node).dtype)));
-    for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
-    for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
+    use_row_results(em);
     std::vector<int> all = roots;
     if (fill_caches)
       for (const auto& [node, array] : c.caches) all.push_back(node);
@@ -586,6 +584,13 @@ class ReductionLowering {
   }
 
   std::map<int, kir::ValuePtr> reduced_values_;  // Reduced node -> the finalized local
+
+  // An emitter after a phase: the reductions' results (and the reciprocals of divisors) of the
+  // row are locals, not computed again.
+  void use_row_results(ElementEmitter& em) const {
+    for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
+    for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
+  }
 
   // `locals`: the accumulator's results (an online log-sum-exp: the max's, then the sum's).
   void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals) {
@@ -846,8 +851,7 @@ class ReductionLowering {
       ElementEmitter em(
           f_, graph_, c.names, [m](const Expr& e) { return subst(e, m); }, c.param_of,
           c.index_type);
-      for (const auto& [node, value] : reduced_values_) em.set_override(node, value);
-      for (const auto& [node, value] : reciprocals_) em.set_reciprocal(node, value);
+      use_row_results(em);
       kir::Block b;
       std::vector<int> nodes;
       for (const auto& [o, node] : reduced_) nodes.push_back(node);
