@@ -28,4 +28,20 @@ inline bool least_bytes_fit(const std::vector<Expr>& shape, DType dtype) {
   return true;
 }
 
+// Whether the bytes a strided tensor spans (1 + the sum of (extent - 1) x stride elements)
+// fit in 64-bit integers at its smallest extents and strides, as its size must
+// (least_bytes_fit).
+inline bool least_span_fits(const std::vector<Expr>& shape, const std::vector<Expr>& strides,
+                            DType dtype) {
+  int64_t span = 1;
+  for (size_t d = 0; d < shape.size() && d < strides.size(); ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(shape[d].lo() > 1 ? shape[d].lo() - 1 : int64_t{0},
+                               strides[d].lo(), &step) ||
+        __builtin_add_overflow(span, step, &span))
+      return false;
+  }
+  return !__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &span);
+}
+
 }  // namespace fuserc

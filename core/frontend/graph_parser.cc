@@ -300,17 +300,7 @@ void GraphReader::read_input_strides(const Json& j) {
     for (size_t d = 0; d < s.size(); ++d)
       v.strides.push_back(
           read_extent(s[d], json_path_index(p, d), ExtentUse::Stride, false, true, "stride"));
-    // The bytes the input spans at its least extents and strides must fit in 64 bits, as its
-    // size must (least_bytes_fit): 1 + sum of (extent - 1) * stride elements.
-    int64_t span = 1;
-    bool fits = true;
-    for (size_t d = 0; d < s.size() && fits; ++d) {
-      int64_t step = 0;
-      fits = !__builtin_mul_overflow(std::max<int64_t>(v.shape[d].lo() - 1, 0),
-                                     v.strides[d].lo(), &step) &&
-             !__builtin_add_overflow(span, step, &span);
-    }
-    if (!fits || __builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(v.dtype)), &span))
+    if (!least_span_fits(v.shape, v.strides, v.dtype))
       fail(p, "the bytes input " + quote(v.name) + " spans through its strides overflow 64-bit "
               "integers");
   }
