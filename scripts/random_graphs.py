@@ -433,12 +433,13 @@ class Gen:
         if kind == "var_mean":
             o1, o2 = self.fresh(), self.fresh()
             self.emit(kind, [name], [o1, o2], **attrs)
-            self.values.append((o1, odt, oshape, False))
-            self.values.append((o2, odt, oshape, False))
+            # A reduction over every dim without keepdim is rank 0 (it promotes as one).
+            self.values.append((o1, odt, oshape, len(oshape) == 0))
+            self.values.append((o2, odt, oshape, len(oshape) == 0))
         else:
             out = self.fresh()
             self.emit(kind, [name], out, **attrs)
-            self.values.append((out, odt, oshape, False))
+            self.values.append((out, odt, oshape, len(oshape) == 0))
         return True
 
     def view(self):
