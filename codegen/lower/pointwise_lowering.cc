@@ -376,8 +376,8 @@ class PointwiseLowering {
       Expr when = lane_zero(*test, lane);
       if (when.is_const(0)) continue;
       std::string vec = names.fresh(f_.value(n.value).name + "_vec");
-      pre.push_back(kir::vec_load(vec, param_of(n.value), off0, n.dtype, width,
-                                  when.is_const() ? nullptr : kir::index_value(when, kir::Type::Bool)));
+      kir::ValuePtr guard = when.is_const() ? nullptr : kir::index_value(when, kir::Type::Bool);
+      pre.push_back(kir::vec_load(vec, param_of(n.value), off0, n.dtype, width, guard));
       aligned(n, off0);
       vector_loads[id] = vec;
     }
