@@ -34,6 +34,22 @@ inline std::unique_ptr<Executable> compile_graph(const Fusion& f) {
       PackageView::from_bytes(serialize_package(c, {}), f.name + ".fpkg"));
 }
 
+// The generated CUDA of each kernel of `json` (CUDA generation, no NVRTC), from its
+// `__global__` on: the kernel without the preamble, for tests of what the code does.
+inline std::vector<std::string> kernel_sources(const std::string& json) {
+  PassContext ctx;
+  CompileOptions o;
+  o.run_nvrtc = false;
+  CompiledFusion c = compile_fusion(parse_text(json), o, ctx);
+  std::vector<std::string> out;
+  for (const auto& k : c.kernels) {
+    size_t at = k.source.find("__global__");
+    REQUIRE(at != std::string::npos);
+    out.push_back(k.source.substr(at));
+  }
+  return out;
+}
+
 inline const std::vector<EmulatedMemory>& memory_modes() {
   static const std::vector<EmulatedMemory> modes = {
       {0, EmulatedMemory::Guard::Before},

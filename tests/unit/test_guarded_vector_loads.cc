@@ -16,14 +16,9 @@ using namespace fuserc::testing::coverage;
 namespace {
 
 std::string kernel_source(const std::string& json) {
-  PassContext ctx;
-  CompileOptions o;
-  o.run_nvrtc = false;
-  CompiledFusion c = compile_fusion(parse_text(json), o, ctx);
-  REQUIRE(c.kernels.size() == 1u);
-  size_t at = c.kernels[0].source.find("__global__");
-  REQUIRE(at != std::string::npos);
-  return c.kernels[0].source.substr(at);
+  std::vector<std::string> sources = kernel_sources(json);
+  REQUIRE(sources.size() == 1u);
+  return sources[0];
 }
 
 size_t count(const std::string& s, const std::string& what) {

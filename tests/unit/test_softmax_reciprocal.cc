@@ -39,21 +39,6 @@ std::string masked_softmax_f16() {
   return s.str();
 }
 
-// The generated kernels of `json` (their sources from the kernel on, past the preamble).
-std::vector<std::string> sources(const std::string& json) {
-  PassContext ctx;
-  CompileOptions o;
-  o.run_nvrtc = false;
-  CompiledFusion c = compile_fusion(parse_text(json), o, ctx);
-  std::vector<std::string> out;
-  for (const auto& k : c.kernels) {
-    size_t at = k.source.find("__global__");
-    REQUIRE(at != std::string::npos);
-    out.push_back(k.source.substr(at));
-  }
-  return out;
-}
-
 bool has(const std::string& s, const std::string& what) {
   return s.find(what) != std::string::npos;
 }
@@ -62,7 +47,7 @@ bool has(const std::string& s, const std::string& what) {
 
 TEST_CASE("softmax multiplies by the reciprocal of its online sum, once per row", "[reciprocal]") {
   for (const std::string& json : {softmax("f32", "sum"), masked_softmax_f16()}) {
-    auto all = sources(json);
+    auto all = kernel_sources(json);
     REQUIRE(!all.empty());
     for (const std::string& s : all) {
       INFO(s.substr(0, 200));
@@ -74,7 +59,7 @@ TEST_CASE("softmax multiplies by the reciprocal of its online sum, once per row"
   }
   // f64 keeps the division (its tolerance is 1e-9); so does a division by a sum that is no
   // log-sum-exp's (it may be tiny, and its reciprocal overflow).
-  for (const std::string& s : sources(softmax("f64", "sum"))) {
+  for (const std::string& s : kernel_sources(softmax("f64", "sum"))) {
     CHECK(!has(s, "s_inv"));
     CHECK(has(s, " / s)"));
   }
@@ -83,7 +68,7 @@ TEST_CASE("softmax multiplies by the reciprocal of its online sum, once per row"
             R"({"op": "sum", "args": ["x"], "dims": [-1], "keepdim": true, "out": "s"},
                 {"op": "div", "args": ["x", "s"], "out": "y"})",
             R"("y")");
-  for (const std::string& s : sources(plain)) {
+  for (const std::string& s : kernel_sources(plain)) {
     CHECK(!has(s, "s_inv"));
     CHECK(has(s, " / s)"));
   }

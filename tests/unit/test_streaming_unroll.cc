@@ -16,21 +16,6 @@ using namespace fuserc::testing::coverage;
 
 namespace {
 
-// The generated kernels of `json` (their sources from the kernel on, past the preamble).
-std::vector<std::string> kernel_sources(const std::string& json) {
-  PassContext ctx;
-  CompileOptions o;
-  o.run_nvrtc = false;
-  CompiledFusion c = compile_fusion(parse_text(json), o, ctx);
-  std::vector<std::string> out;
-  for (const auto& k : c.kernels) {
-    size_t at = k.source.find("__global__");
-    REQUIRE(at != std::string::npos);
-    out.push_back(k.source.substr(at));
-  }
-  return out;
-}
-
 bool all_have(const std::vector<std::string>& sources, const std::string& what) {
   for (const auto& s : sources)
     if (s.find(what) == std::string::npos) return false;
