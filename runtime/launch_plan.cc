@@ -238,6 +238,12 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
           }
           break;
         }
+        case fb::ArgRole::Size: {  // a size literal: its slot's value as `long long`
+          int64_t v = b.slot(arg->slot());
+          s.kind = ArgSource::Kind::Value;
+          std::memcpy(&s.bits, &v, 8);
+          break;
+        }
       }
       args_.push_back(s);
     }

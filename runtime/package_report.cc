@@ -18,6 +18,7 @@ const char* role_name(fb::ArgRole r) {
     case fb::ArgRole::Scalar: return "scalar";
     case fb::ArgRole::Symbol: return "symbol";
     case fb::ArgRole::Workspace: return "workspace";
+    case fb::ArgRole::Size: return "size";
   }
   return "?";
 }
@@ -27,6 +28,7 @@ const char* buffer_kind(fb::BufferKind k) {
     case fb::BufferKind::Input: return "input";
     case fb::BufferKind::Output: return "output";
     case fb::BufferKind::Intermediate: return "intermediate";
+    case fb::BufferKind::Constant: return "constant";
   }
   return "?";
 }
