@@ -125,6 +125,8 @@ void run_gpu_bench(const GpuBenchOptions& o) {
   if (!o.inputs.empty()) {
     host_inputs = read_safetensors(o.inputs);
     plan = pkg->bind(exe.symbols_of_inputs(host_inputs, o.inputs));
+    exe.check_expression_extents(plan->binding(),
+                                 shapes_of_tensors(exe.rules(), host_inputs, o.inputs), o.inputs);
   } else {
     std::vector<int64_t> symbols;
     for (const auto& r : exe.symbol_ranges()) {
@@ -158,7 +160,10 @@ void run_gpu_bench(const GpuBenchOptions& o) {
       host = host_inputs.at(t->name()->str());
     } else {
       host = HostTensor(dtype, t->scalar() ? std::vector<int64_t>{} : plan->input_shape(i));
-      fill_pattern(host.data(), dtype, static_cast<size_t>(host.numel()));
+      if (t->symbol() >= 0)  // a scalar that sets a symbol: its value
+        host.store_i64(0, b.symbols[static_cast<size_t>(t->symbol())]);
+      else
+        fill_pattern(host.data(), dtype, static_cast<size_t>(host.numel()));
     }
     if (t->scalar()) {
       scalars[i].assign(reinterpret_cast<const char*>(host.data()), host.nbytes());
@@ -172,10 +177,13 @@ void run_gpu_bench(const GpuBenchOptions& o) {
     inputs.push_back(p);
     input_bytes += static_cast<uint64_t>(b.slot(t->bytes_slot()));
   }
+  // The constants are read from device memory like inputs (uploaded by the first bind).
+  for (size_t c = 0; c < exe.num_constants(); ++c)
+    input_bytes += exe.metadata().constants()->Get(static_cast<uint32_t>(c))->data()->size();
   std::vector<void*> outputs(m.outputs()->size(), nullptr);
   for (uint32_t j = 0; j < m.outputs()->size(); ++j) {
     const OutputSource& src = plan->launches().outputs()[j];
-    if (src.from_input < 0 && src.from_output < 0) outputs[j] = mem.alloc(src.bytes);
+    if (!src.copied()) outputs[j] = mem.alloc(src.bytes);
   }
   for (const auto* buf : *m.buffers())
     if (buf->kind() == fb::BufferKind::Output)

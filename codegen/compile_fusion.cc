@@ -41,6 +41,7 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
 
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx) {
   CompiledFusion out;
+  out.external_constant_bytes = options.external_constant_bytes;
   run_presegmentation_passes(fusion, ctx);
   HeuristicHints hints = HeuristicHints::from(fusion);
   // (May give readers of an input written in place a copy taken before, and readers of a

@@ -31,6 +31,13 @@ struct CompiledFusion {
   std::vector<LaunchStep> plan;
   std::vector<int> archs;
   std::string nvrtc_version;
+  // Constants of at least this many bytes go to the package's external data section (aligned,
+  // mapped, never read until a bind needs them); smaller ones are blobs of the FlatBuffer.
+  uint64_t external_constant_bytes = kDefaultExternalConstantBytes;
+  bool external(const Value& constant) const {
+    return constant.constant->size() >= external_constant_bytes;
+  }
+  static constexpr uint64_t kDefaultExternalConstantBytes = 64 * 1024;
 };
 
 struct CompileOptions {
@@ -40,6 +47,7 @@ struct CompileOptions {
   std::string failure_dir = ".";  // where a kernel NVRTC rejects is saved
   DiskCache* cache = nullptr;     // the NVRTC compile cache, if any (nvrtc/nvrtc_cache.h)
   NvrtcProgress progress;         // told as NVRTC finishes kernels
+  uint64_t external_constant_bytes = CompiledFusion::kDefaultExternalConstantBytes;
 };
 
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx);

@@ -11,6 +11,7 @@ const char* arg_role_name(KernelArg::Role role) {
     case KernelArg::Role::Scalar: return "scalar";
     case KernelArg::Role::Symbol: return "symbol";
     case KernelArg::Role::Workspace: return "workspace";
+    case KernelArg::Role::Size: return "size";
   }
   FUSERC_UNREACHABLE("bad argument role");
 }

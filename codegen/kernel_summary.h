@@ -23,6 +23,7 @@ struct KernelArg {
     Scalar,     // a scalar graph input, passed by value
     Symbol,     // the value of a symbol, passed by value in the kernel's index type
     Workspace,  // scratch global memory (reductions)
+    Size,       // a size literal's value ({"size": E}), as long long, from the size program
   };
   std::string name;  // the parameter's name in the CUDA source
   Role role = Role::Input;
@@ -31,6 +32,7 @@ struct KernelArg {
   DType dtype = DType::F32;  // element dtype (tensors), dtype (scalars), i32/i64 (symbols)
   std::string c_type;        // the exact C++ parameter type, e.g. "const float* __restrict__"
   int allocation = -1;       // Workspace: index into KernelSummary::allocations
+  Expr size;                 // Size: the expression
 };
 
 const char* arg_role_name(KernelArg::Role role);

@@ -34,6 +34,9 @@ class Device {
   virtual void launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,
                       void** args) = 0;
   virtual void synchronize() = 0;
+  // True when kernels read host memory as it lies (the CPU emulator): a package's constants
+  // are then read in place (mapped from the file), not copied.
+  virtual bool reads_host_memory() const { return false; }
 };
 
 }  // namespace fuserc

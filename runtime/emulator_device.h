@@ -40,6 +40,10 @@ class EmulatorDevice : public Device {
   void fill_zero(void* dst, size_t bytes) override;
   void launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims, void** args) override;
   void synchronize() override {}
+  // Not when testing with guard pages or misaligned buffers: those apply to copies.
+  bool reads_host_memory() const override {
+    return memory_.guard == EmulatedMemory::Guard::None && memory_.misalign_bytes == 0;
+  }
 
  private:
   emu::BuildOptions options_;

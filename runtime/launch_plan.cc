@@ -192,6 +192,12 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
           if (buf->kind() == fb::BufferKind::Input) {
             s.kind = ArgSource::Kind::Input;
             s.index = static_cast<uint32_t>(buf->io_index());
+          } else if (buf->kind() == fb::BufferKind::Constant) {
+            if (arg->role() == fb::ArgRole::Output)
+              throw UserError(SourcePlace{file}, "corrupted package: a kernel writes constant " +
+                                                     quote(buf->name()->str()));
+            s.kind = ArgSource::Kind::Constant;
+            s.index = static_cast<uint32_t>(buf->io_index());
           } else if (buf->kind() == fb::BufferKind::Output && buf->alias_input() >= 0) {
             s.kind = ArgSource::Kind::Input;  // written in place
             s.index = static_cast<uint32_t>(buf->alias_input());
@@ -263,6 +269,8 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
       const fb::Buffer* buf = m.buffers()->Get(static_cast<uint32_t>(t->buffer()));
       if (buf->kind() == fb::BufferKind::Input)
         o.from_input = buf->io_index();
+      else if (buf->kind() == fb::BufferKind::Constant)
+        o.from_constant = buf->io_index();
       else if (buf->alias_input() >= 0)
         o.from_input = buf->alias_input();
       else if (buf->kind() == fb::BufferKind::Output && buf->io_index() != static_cast<int>(j))
@@ -280,6 +288,7 @@ void LaunchPlan::write_args(const PlannedLaunch& l, const ArgBases& bases,
     const void* p = nullptr;
     switch (s.kind) {
       case ArgSource::Kind::Input: p = bases.inputs[s.index]; break;
+      case ArgSource::Kind::Constant: p = bases.constants[s.index]; break;
       case ArgSource::Kind::Output: p = bases.outputs[s.index]; break;
       case ArgSource::Kind::Workspace: p = bases.workspace + s.offset; break;
       case ArgSource::Kind::Scratch:

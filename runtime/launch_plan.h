@@ -30,6 +30,7 @@ enum class ParamType : uint8_t { F32, F64, I32, I64, Bool };
 struct ArgSource {
   enum class Kind : uint8_t {
     Input,      // pointer: graph input `index` (an output written in place is its input)
+    Constant,   // pointer: the package's constant `index`, on the device
     Output,     // pointer: graph output `index`
     Workspace,  // pointer: workspace + `offset` (an intermediate)
     Scratch,    // pointer: the launch's allocation `index`; in the shared layout workspace + offset
@@ -61,11 +62,14 @@ struct PlannedAllocation {
 };
 
 // An output the launches do not write where the caller wants it: an output that is a graph
-// input (`from_input`), or a second listing of a buffer (`from_output`); copied after the plan.
+// input (`from_input`), a constant (`from_constant`), or a second listing of a buffer
+// (`from_output`); copied after the plan.
 struct OutputSource {
   int32_t from_input = -1;
   int32_t from_output = -1;
+  int32_t from_constant = -1;  // an output that is a constant of the package (or folded to one)
   uint64_t bytes = 0;
+  bool copied() const { return from_input >= 0 || from_output >= 0 || from_constant >= 0; }
 };
 
 // Where the pointers of one run are. A scalar input's entry in `inputs` is the host address of
@@ -73,6 +77,7 @@ struct OutputSource {
 // launch its own memory (run_package); otherwise they are laid out in the workspace/counters.
 struct ArgBases {
   const void* const* inputs = nullptr;
+  const void* const* constants = nullptr;  // per constant: its data where kernels read it
   void* const* outputs = nullptr;
   uint8_t* workspace = nullptr;
   uint8_t* counters = nullptr;

@@ -61,7 +61,56 @@ json tensor_json(const fb::Metadata& m, const fb::Tensor& t) {
     j["strides"] = strides;
   }
   if (t.alias_input() >= 0) j["in_place_of"] = m.inputs()->Get(t.alias_input())->name()->str();
+  if (t.symbol() >= 0) j["sets_symbol"] = m.symbols()->Get(t.symbol())->name()->str();
   return j;
+}
+
+std::string hex64(uint64_t v) {
+  char text[20];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+// How each symbol is bound at run time, in order.
+json binding_json(const fb::Metadata& m) {
+  json steps = json::array();
+  if (!m.bind_steps()) return steps;
+  for (const fb::BindStep* s : *m.bind_steps()) {
+    const fb::Tensor* in = m.inputs()->Get(s->input());
+    json j = {{"symbol", m.symbols()->Get(s->symbol())->name()->str()},
+              {"input", in->name()->str()}};
+    switch (s->kind()) {
+      case fb::BindKind::Extent:
+        j["from"] = "extent";
+        j["dim"] = s->dim();
+        break;
+      case fb::BindKind::Scalar: j["from"] = "scalar"; break;
+      case fb::BindKind::Solve:
+        j["from"] = "solve";
+        j["dim"] = s->dim();
+        j["extent"] = slot_formula(m, in->shape_slots()->Get(s->dim()));
+        break;
+      default: j["from"] = "?";
+    }
+    steps.push_back(j);
+  }
+  return steps;
+}
+
+json constants_json(const fb::Metadata& m) {
+  json list = json::array();
+  if (!m.constants()) return list;
+  for (const auto* c : *m.constants()) {
+    json shape = json::array();
+    for (int64_t e : *c->shape()) shape.push_back(e);
+    list.push_back({{"name", c->name()->str()},
+                    {"dtype", dtype_of(c->dtype())},
+                    {"shape", shape},
+                    {"bytes", c->data()->size()},
+                    {"hash", hex64(c->data()->hash())},
+                    {"stored", c->external() ? "external" : "inline"}});
+  }
+  return list;
 }
 
 json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
@@ -89,6 +138,7 @@ json kernel_json(const fb::Metadata& m, const fb::Kernel& k) {
     if (a->symbol() >= 0) arg["symbol"] = m.symbols()->Get(a->symbol())->name()->str();
     if (a->input() >= 0) arg["input"] = m.inputs()->Get(a->input())->name()->str();
     if (a->allocation() >= 0) arg["allocation"] = a->allocation();
+    if (a->role() == fb::ArgRole::Size) arg["size"] = slot_formula(m, a->slot());
     args.push_back(arg);
   }
   json allocations = json::array();
@@ -160,7 +210,9 @@ Traffic traffic_of(const fb::Metadata& m, const Binding& b) {
   }
   for (uint32_t i = 0; i < m.buffers()->size(); ++i) {
     const fb::Buffer* buf = m.buffers()->Get(i);
-    if ((buf->kind() == fb::BufferKind::Input && read[i]) || buf->kind() == fb::BufferKind::Output)
+    const bool input =
+        buf->kind() == fb::BufferKind::Input || buf->kind() == fb::BufferKind::Constant;
+    if ((input && read[i]) || buf->kind() == fb::BufferKind::Output)
       t.minimum += b.slot(buf->bytes_slot());
   }
   return t;
@@ -254,6 +306,8 @@ json package_json(const Executable& exe, const Binding* bound) {
             {"symbols", symbols},
             {"inputs", inputs},
             {"outputs", outputs},
+            {"constants", constants_json(m)},
+            {"binding", binding_json(m)},
             {"buffers", buffers},
             {"workspace", slot_formula(m, m.workspace_bytes_slot())},
             {"kernels_per_run", plan.size()},
@@ -282,6 +336,7 @@ std::string package_text(const Executable& exe, const Binding* bound) {
       for (size_t i = 0; i < t["shape"].size(); ++i)
         s << (i ? ", " : "") << t["shape"][i].get<std::string>();
       s << "]";
+      if (t.contains("sets_symbol")) s << " (sets " << t["sets_symbol"].get<std::string>() << ")";
       if (t.contains("in_place_of")) {
         std::string in = t["in_place_of"].get<std::string>();
         s << (in == t["name"].get<std::string>() ? " (updated in place)" : " (into " + in + ")");
@@ -290,6 +345,29 @@ std::string package_text(const Executable& exe, const Binding* bound) {
   };
   tensors("inputs");
   tensors("outputs");
+  if (!j["constants"].empty()) {
+    s << "\n  constants (the package's; never passed):";
+    for (const auto& c : j["constants"]) {
+      s << "\n    " << c["name"].get<std::string>() << " " << c["dtype"].get<std::string>()
+        << c["shape"].dump() << ", " << c["bytes"] << " bytes, hash "
+        << c["hash"].get<std::string>() << ", " << c["stored"].get<std::string>();
+    }
+  }
+  if (!j["binding"].empty()) {
+    s << "\n  binding:";
+    for (const auto& b : j["binding"]) {
+      std::string from = b["from"].get<std::string>();
+      s << " " << b["symbol"].get<std::string>() << " = ";
+      if (from == "scalar")
+        s << "the value of " << b["input"].get<std::string>();
+      else if (from == "solve")
+        s << "solved from " << b["input"].get<std::string>() << "[" << b["dim"] << "] = "
+          << b["extent"].get<std::string>();
+      else
+        s << b["input"].get<std::string>() << "[" << b["dim"] << "]";
+      s << ";";
+    }
+  }
   s << "\n  buffers:\n";
   for (const auto& b : j["buffers"]) {
     s << "    " << b["name"].get<std::string>() << ": " << b["kind"].get<std::string>() << ", "
@@ -332,8 +410,11 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     for (const auto& [name, v] : k["launch_values"].items())
       s << "    " << name << " = " << v.get<std::string>() << "\n";
     s << "    args:";
-    for (const auto& a : k["args"])
-      s << " " << a["name"].get<std::string>() << " (" << a["role"].get<std::string>() << ")";
+    for (const auto& a : k["args"]) {
+      s << " " << a["name"].get<std::string>() << " (" << a["role"].get<std::string>();
+      if (a.contains("size")) s << " " << a["size"].get<std::string>();
+      s << ")";
+    }
     s << "\n";
     for (const auto& a : k["args"]) {
       if (!a.contains("allocation")) continue;

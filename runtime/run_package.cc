@@ -90,8 +90,24 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
   uint8_t* workspace = nullptr;
   int64_t workspace_bytes = b.slot(m.workspace_bytes_slot());
   if (workspace_bytes > 0) workspace = mem.get(static_cast<size_t>(workspace_bytes));
+  // Constants: read in place where the device reads host memory and they are aligned (the
+  // emulator, a mapped package), else copied to the device for this run.
+  std::vector<const void*> constant_ptr(exe.num_constants(), nullptr);
+  for (uint32_t c = 0; c < constant_ptr.size(); ++c) {
+    std::string_view bytes = exe.constant_bytes(c);
+    if (device.reads_host_memory() &&
+        reinterpret_cast<uintptr_t>(bytes.data()) % kPlanAlignment == 0) {
+      constant_ptr[c] = bytes.data();
+    } else if (!bytes.empty()) {
+      uint8_t* p = mem.get(bytes.size());
+      device.to_device(p, bytes.data(), bytes.size());
+      constant_ptr[c] = p;
+    }
+  }
   for (uint32_t i = 0; i < m.buffers()->size(); ++i) {
     const fb::Buffer* buf = m.buffers()->Get(i);
+    if (buf->kind() == fb::BufferKind::Constant)
+      buffer[i] = const_cast<uint8_t*>(static_cast<const uint8_t*>(constant_ptr[buf->io_index()]));
     if (buf->kind() == fb::BufferKind::Input) {
       const fb::Tensor* t = m.inputs()->Get(buf->io_index());
       if (t->scalar()) continue;
@@ -142,6 +158,7 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
     }
     ArgBases bases;
     bases.inputs = input_ptr.data();
+    bases.constants = constant_ptr.data();
     bases.outputs = output_ptr.data();
     bases.workspace = workspace;
     bases.scratch = scratch.data();
@@ -164,6 +181,17 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
       continue;
     }
     HostTensor host(static_cast<DType>(t->dtype()), shape_of(*t, b));
+    if (m.buffers()->Get(t->buffer())->kind() == fb::BufferKind::Constant) {
+      std::string_view bytes =
+          exe.constant_bytes(static_cast<uint32_t>(m.buffers()->Get(t->buffer())->io_index()));
+      if (bytes.size() != host.nbytes())
+        throw UserError(SourcePlace{exe.package().name()},
+                        "corrupted package: constant output " + quote(name) + " has " +
+                            std::to_string(bytes.size()) + " bytes");
+      if (!bytes.empty()) std::memcpy(host.data(), bytes.data(), bytes.size());
+      out.emplace_back(name, std::move(host));
+      continue;
+    }
     const fb::Buffer* buf = m.buffers()->Get(t->buffer());
     const fb::Tensor* target =
         buf->alias_input() >= 0 ? m.inputs()->Get(buf->alias_input()) : nullptr;

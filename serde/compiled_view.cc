@@ -10,6 +10,13 @@ namespace {
 
 using nlohmann::json;
 
+std::string hex64(uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[i] = digits[v & 15];
+  return s;
+}
+
 std::string sm(int arch) {
   return "sm_" + std::to_string(arch);
 }
@@ -22,9 +29,37 @@ class ViewBuilder {
     json symbols = json::array();
     for (const auto& s : f_.symbols)
       symbols.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}, {"hint", s.hint}});
-    json inputs = json::array(), outputs = json::array();
-    for (ValueId v : f_.inputs) inputs.push_back(tensor(v, -1));
+    json inputs = json::array(), outputs = json::array(), constants = json::array();
+    for (ValueId v : f_.inputs) {
+      const Value& val = f_.value(v);
+      if (!val.is_constant()) {
+        callers_.push_back(v);
+        inputs.push_back(tensor(v, kNoValue));
+        continue;
+      }
+      json shape = json::array();
+      for (const auto& e : val.shape) shape.push_back(e.value());
+      constants.push_back({{"name", val.name},
+                           {"dtype", dtype_name(val.dtype)},
+                           {"shape", shape},
+                           {"bytes", val.constant->size()},
+                           {"hash", hex64(val.constant->hash())},
+                           {"stored", c_.external(val) ? "external" : "inline"}});
+    }
     for (ValueId v : f_.outputs) outputs.push_back(tensor(v, alias_of(v)));
+    json binding = json::array();
+    for (const auto& s : f_.bind_steps) {
+      const Value& in = f_.value(f_.inputs[s.input]);
+      json j = {{"symbol", s.symbol}, {"input", in.name}};
+      if (s.kind == SymbolBindStep::Kind::Scalar) {
+        j["from"] = "scalar";
+      } else {
+        j["from"] = s.kind == SymbolBindStep::Kind::Solve ? "solve" : "extent";
+        j["dim"] = s.dim;
+        if (s.kind == SymbolBindStep::Kind::Solve) j["extent"] = formula(in.shape[s.dim]);
+      }
+      binding.push_back(j);
+    }
     json buffers = json::array();
     for (const auto& b : c_.memory.buffers) {
       const Value& v = f_.value(b.value);
@@ -33,7 +68,7 @@ class ViewBuilder {
                 {"dtype", dtype_name(v.dtype)},
                 {"bytes", formula(b.bytes)}};
       if (b.kind == BufferInfo::Kind::Intermediate) j["offset"] = formula(b.offset);
-      if (b.alias_input >= 0) j["in_place_of"] = f_.value(f_.inputs[b.alias_input]).name;
+      if (b.alias_input >= 0) j["in_place_of"] = f_.value(callers_.at(b.alias_input)).name;
       buffers.push_back(j);
     }
     json plan = json::array();
@@ -62,6 +97,8 @@ class ViewBuilder {
             {"symbols", symbols},
             {"inputs", inputs},
             {"outputs", outputs},
+            {"constants", constants},
+            {"binding", binding},
             {"buffers", buffers},
             {"workspace", formula(c_.memory.workspace_bytes)},
             {"kernels_per_run", plan.size()},
@@ -73,6 +110,7 @@ class ViewBuilder {
   const CompiledFusion& c_;
   const Fusion& f_;
   ProgramBuilder program_;
+  std::vector<ValueId> callers_;  // the inputs the caller passes, in package order
 
   static std::vector<std::string> names(const Fusion& f) {
     std::vector<std::string> n;
@@ -93,34 +131,36 @@ class ViewBuilder {
       case BufferInfo::Kind::Input: return "input";
       case BufferInfo::Kind::Output: return "output";
       case BufferInfo::Kind::Intermediate: return "intermediate";
+      case BufferInfo::Kind::Constant: return "constant";
     }
     return "?";
   }
 
   // The input an output lives in: the one it is written into in place (for an input listed as
   // an output and written in place, itself).
-  int alias_of(ValueId v) const {
+  ValueId alias_of(ValueId v) const {
     for (const auto& [out, in] : f_.aliases)
-      if (out == f_.updated_value(v)) return f_.value(in).input_index;
-    return -1;
+      if (out == f_.updated_value(v)) return in;
+    return kNoValue;
   }
 
   std::string buffer_name(ValueId v) const {
     return f_.value(c_.memory.buffers[c_.memory.buffer_of.at(v)].value).name;
   }
 
-  json tensor(ValueId id, int alias) {
+  json tensor(ValueId id, ValueId alias) {
     const Value& v = f_.value(id);
     json shape = json::array();
     for (const auto& e : v.shape) shape.push_back(formula(e));
     json j = {{"name", v.name}, {"dtype", dtype_name(v.dtype)}, {"shape", shape}};
     if (v.scalar_input) j["scalar"] = true;
+    if (!v.sets_symbol.empty()) j["sets_symbol"] = v.sets_symbol;
     if (!v.strides.empty()) {
       json strides = json::array();
       for (const auto& e : v.strides) strides.push_back(formula(e));
       j["strides"] = strides;
     }
-    if (alias >= 0) j["in_place_of"] = f_.value(f_.inputs[alias]).name;
+    if (alias != kNoValue) j["in_place_of"] = f_.value(alias).name;
     return j;
   }
 
@@ -151,6 +191,8 @@ class ViewBuilder {
         arg["input"] = f_.value(a.value).name;
       else if (a.role == KernelArg::Role::Workspace)
         arg["allocation"] = a.allocation;
+      else if (a.role == KernelArg::Role::Size)
+        arg["size"] = formula(a.size);
       else
         arg["buffer"] = buffer_name(a.value);
       args.push_back(arg);

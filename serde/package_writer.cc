@@ -1,6 +1,7 @@
 #include "serde/package_writer.h"
 
 #include <cstring>
+#include <string_view>
 
 #include "core/base/content_hash.h"
 #include "core/base/diagnostics.h"
@@ -26,6 +27,7 @@ fb::ArgRole to_fb(KernelArg::Role r) {
     case KernelArg::Role::Scalar: return fb::ArgRole::Scalar;
     case KernelArg::Role::Symbol: return fb::ArgRole::Symbol;
     case KernelArg::Role::Workspace: return fb::ArgRole::Workspace;
+    case KernelArg::Role::Size: return fb::ArgRole::Size;
   }
   FUSERC_UNREACHABLE("bad arg role");
 }
@@ -45,6 +47,7 @@ fb::BufferKind to_fb(BufferInfo::Kind k) {
     case BufferInfo::Kind::Input: return fb::BufferKind::Input;
     case BufferInfo::Kind::Output: return fb::BufferKind::Output;
     case BufferInfo::Kind::Intermediate: return fb::BufferKind::Intermediate;
+    case BufferInfo::Kind::Constant: return fb::BufferKind::Constant;
   }
   FUSERC_UNREACHABLE("bad buffer kind");
 }
@@ -52,7 +55,7 @@ fb::BufferKind to_fb(BufferInfo::Kind k) {
 // Blobs packed back to back (no padding, so that their hashes cover every byte).
 class BlobStore {
  public:
-  fb::BlobRef add(const std::string& name, const std::string& bytes) {
+  fb::BlobRef add(const std::string& name, std::string_view bytes) {
     fb::BlobRef ref(data_.size(), bytes.size(), content_hash64(bytes));
     data_ += bytes;
     hashes_.emplace_back(name, ref.hash());
@@ -69,15 +72,24 @@ class BlobStore {
 class MetadataWriter {
  public:
   MetadataWriter(const CompiledFusion& c, const PackageOptions& o, BlobStore& blobs)
-      : c_(c), f_(c.fusion), options_(o), blobs_(blobs), program_(symbol_names(c.fusion)) {}
+      : c_(c),
+        f_(c.fusion),
+        options_(o),
+        blobs_(blobs),
+        program_(symbol_names(c.fusion)),
+        interface_(interface_indices(c.fusion)) {}
 
   std::string build() {
+    // The binding steps first: the slots a Solve step reads (k, c) come before anything that
+    // uses the symbol it solves, so a runtime evaluates the program up to each step's end.
+    auto bind_steps = build_bind_steps();
     auto symbols = build_symbols();
     auto inputs = build_inputs();
     auto outputs = build_outputs();
     auto buffers = build_buffers();
     auto kernels = build_kernels();
     auto plan = build_plan();
+    auto constants = build_constants();
     check_device_free(c_.memory.workspace_bytes, "workspace size");
     uint32_t workspace = program_.slot(c_.memory.workspace_bytes);
     auto provenance = build_provenance();
@@ -97,6 +109,8 @@ class MetadataWriter {
     m.add_plan(plan);
     m.add_workspace_bytes_slot(workspace);
     m.add_provenance(provenance);
+    m.add_bind_steps(bind_steps);
+    m.add_constants(constants);
     b_.Finish(m.Finish());
     return std::string(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
   }
@@ -107,7 +121,11 @@ class MetadataWriter {
   const PackageOptions& options_;
   BlobStore& blobs_;
   ProgramBuilder program_;
+  const std::vector<int> interface_;  // per f_.inputs position: its package index
   fbs::FlatBufferBuilder b_{1 << 14};
+
+  // The package index of a graph input: among the inputs the caller passes, or the constants.
+  int interface_index(ValueId input) const { return interface_[f_.value(input).input_index]; }
 
   static std::vector<std::string> symbol_names(const Fusion& f) {
     std::vector<std::string> n;
@@ -139,6 +157,42 @@ class MetadataWriter {
     return s;
   }
 
+  fbs::Offset<fbs::Vector<const fb::BindStep*>> build_bind_steps() {
+    std::vector<fb::BindStep> steps;
+    for (const auto& s : f_.bind_steps) {
+      const uint32_t sym = static_cast<uint32_t>(symbol_index(s.symbol));
+      const uint32_t input = static_cast<uint32_t>(interface_[s.input]);
+      const uint32_t dim = s.dim < 0 ? 0 : static_cast<uint32_t>(s.dim);
+      uint32_t k = 0, c = 0;
+      fb::BindKind kind = fb::BindKind::Extent;
+      if (s.kind == SymbolBindStep::Kind::Scalar) kind = fb::BindKind::Scalar;
+      if (s.kind == SymbolBindStep::Kind::Solve) {
+        kind = fb::BindKind::Solve;
+        k = program_.slot(s.k);
+        c = program_.slot(s.c);
+      }
+      const uint32_t end = static_cast<uint32_t>(program_.instructions().size());
+      steps.emplace_back(kind, sym, input, dim, k, c, end);
+    }
+    return b_.CreateVectorOfStructs(steps);
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Constant>>> build_constants() {
+    std::vector<fbs::Offset<fb::Constant>> v;
+    for (ValueId id : f_.inputs) {
+      const Value& val = f_.value(id);
+      if (!val.is_constant()) continue;
+      std::vector<int64_t> shape;
+      for (const auto& e : val.shape) shape.push_back(e.value());
+      fb::BlobRef data = blobs_.add("constant:" + val.name, val.constant->bytes());
+      auto name = b_.CreateString(val.name);
+      auto shape_v = b_.CreateVector(shape);
+      v.push_back(fb::CreateConstant(b_, name, to_fb(val.dtype), shape_v, &data, false,
+                                     buffer_index(id)));
+    }
+    return b_.CreateVector(v);
+  }
+
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Symbol>>> build_symbols() {
     std::vector<fbs::Offset<fb::Symbol>> v;
     for (const auto& s : f_.symbols)
@@ -154,8 +208,8 @@ class MetadataWriter {
     std::vector<fb::Extent> extents;
     if (input)
       for (const auto& e : val.shape)
-        extents.emplace_back(e.is_symbol() ? symbol_index(e.name()) : -1,
-                             e.is_symbol() ? 0 : e.value());
+        extents.emplace_back(e.is_symbol() ? symbol_index(e.name()) : e.is_const() ? -1 : -2,
+                             e.is_const() ? e.value() : 0);
     auto shape = slots(val.shape);
     auto strides = slots(val.strides);
     uint32_t bytes = program_.slot(val.numel() * static_cast<int64_t>(dtype_size(val.dtype)));
@@ -174,12 +228,14 @@ class MetadataWriter {
     t.add_alias_input(alias_input);
     t.add_buffer(buffer_index(stored));
     t.add_source_input(source_input);
+    if (input && !val.sets_symbol.empty()) t.add_symbol(symbol_index(val.sets_symbol));
     return t.Finish();
   }
 
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>> build_inputs() {
     std::vector<fbs::Offset<fb::Tensor>> v;
-    for (ValueId id : f_.inputs) v.push_back(tensor(id, true, -1, -1, id));
+    for (ValueId id : f_.inputs)
+      if (!f_.value(id).is_constant()) v.push_back(tensor(id, true, -1, -1, id));
     return b_.CreateVector(v);
   }
 
@@ -191,8 +247,11 @@ class MetadataWriter {
       ValueId stored = f_.updated_value(id);
       int alias = -1;
       for (const auto& [out, in] : f_.aliases)
-        if (out == stored) alias = f_.value(in).input_index;
-      int source = stored == id ? f_.value(id).input_index : -1;
+        if (out == stored) alias = interface_index(in);
+      // An output that is a graph input is copied from it; a constant's from its buffer.
+      int source = stored == id && f_.value(id).is_input() && !f_.value(id).is_constant()
+                       ? interface_index(id)
+                       : -1;
       v.push_back(tensor(id, false, alias, source, stored));
     }
     return b_.CreateVector(v);
@@ -221,15 +280,18 @@ class MetadataWriter {
     std::vector<fbs::Offset<fb::KernelArg>> args;
     for (const auto& a : k.args) {
       int buffer = -1, input = -1, symbol = -1;
+      uint32_t slot = 0;
       if (a.role == KernelArg::Role::Symbol)
         symbol = symbol_index(a.symbol);
       else if (a.role == KernelArg::Role::Scalar)
-        input = f_.value(a.value).input_index;
+        input = interface_index(a.value);
+      else if (a.role == KernelArg::Role::Size)
+        slot = program_.slot(a.size);
       else if (a.role != KernelArg::Role::Workspace)
         buffer = buffer_index(a.value);
       args.push_back(fb::CreateKernelArg(b_, b_.CreateString(a.name), to_fb(a.role), to_fb(a.dtype),
                                          buffer, input, symbol, b_.CreateString(a.c_type),
-                                         a.allocation));
+                                         a.allocation, slot));
     }
     std::vector<uint32_t> grid = {program_.slot(k.grid[0]), program_.slot(k.grid[1]),
                                   program_.slot(k.grid[2])};

@@ -460,6 +460,16 @@ void block_reads(const Block& block, std::set<std::string>& out) {
   out.insert(symbols.begin(), symbols.end());
 }
 
+}  // namespace
+
+std::set<std::string> names_read(const Block& block) {
+  std::set<std::string> out;
+  block_reads(block, out);
+  return out;
+}
+
+namespace {
+
 bool pure(const ValuePtr& v) {
   return v->kind == Value::Kind::Index || v->kind == Value::Kind::Ref ||
          v->kind == Value::Kind::Literal;

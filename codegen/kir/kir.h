@@ -174,6 +174,8 @@ std::string to_text(const Kernel& k);
 
 // Every symbol name used by the index expressions of a block (index variables included).
 std::set<std::string> symbols_used(const Block& block);
+// Every name a block reads: locals, parameters, arrays, and the symbols of its expressions.
+std::set<std::string> names_read(const Block& block);
 
 // Dead-code removal on a kernel body: index locals (`const int row = ...`) nothing reads, and
 // register arrays written but never read, with their stores.

@@ -216,6 +216,9 @@ std::vector<kir::ValuePtr> ElementEmitter::emit(const std::vector<int>& roots, k
   auto value_of = [&](int id) -> kir::ValuePtr {
     if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
     const ENode& n = nodes[id];
+    if (n.kind == K::Literal && n.literal.is_size())  // a kernel parameter (add_size_params)
+      return kir::convert(kir::ref(size_param_name(n.literal.size_index), kir::Type::Int64),
+                          DType::I64, n.dtype);
     if (n.kind == K::Literal) return kir::literal(n.literal, kir::compute_type_of(n.dtype));
     if (n.kind == K::Scalar) return kir::ref(param_of_(n.value), kir::compute_type_of(n.dtype));
     FUSERC_CHECK(value[id] != nullptr, "element node used before it is emitted");

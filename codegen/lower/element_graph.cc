@@ -319,7 +319,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
       const Value& x = arg(0);
       std::vector<Expr> pred;
       for (size_t d = 0; d < coords.size(); ++d) {
-        Expr in = coords[d] - Expr(a.pads[d].first);
+        Expr in = coords[d] - a.pads[d].first;
         Expr lo = le(Expr(0), in), hi = lt(in, x.shape[d]);
         if (!lo.is_const(1)) pred.push_back(lo);
         if (!hi.is_const(1)) pred.push_back(hi);

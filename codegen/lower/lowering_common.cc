@@ -70,6 +70,8 @@ kir::ValuePtr condition_value(const Expr& cond) {
 std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segment& s,
                                                    NameTable& names) {
   for (const auto& sym : f.symbols) names.reserve(sym.name);
+  for (size_t i = 0; i < f.size_literals.size(); ++i)
+    names.reserve(size_param_name(static_cast<int32_t>(i)));
   std::map<ValueId, std::string> param_name;
   for (ValueId v : s.inputs) param_name[v] = names.fresh(f.value(v).name);
   for (ValueId v : s.outputs) param_name[v] = names.fresh(f.value(v).name);
@@ -154,6 +156,24 @@ void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks) {
     arg.role = KernelArg::Role::Symbol;
     arg.symbol = s.name;
     arg.dtype = p.dtype;
+    ks.args.push_back(arg);
+  }
+  if (f.size_literals.empty()) return;
+  std::set<std::string> read = kir::names_read(k.body);
+  for (size_t i = 0; i < f.size_literals.size(); ++i) {
+    std::string name = size_param_name(static_cast<int32_t>(i));
+    if (!read.count(name)) continue;
+    kir::Param p;
+    p.name = name;
+    p.kind = kir::Param::Kind::Scalar;
+    p.type = kir::Type::Int64;
+    p.dtype = DType::I64;
+    k.params.push_back(p);
+    KernelArg arg;
+    arg.name = name;
+    arg.role = KernelArg::Role::Size;
+    arg.size = f.size_literals[i];
+    arg.dtype = DType::I64;
     ks.args.push_back(arg);
   }
 }

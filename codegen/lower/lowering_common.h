@@ -54,7 +54,8 @@ void add_tensor_params(const Fusion& f, const Segment& s,
 void add_scratch_param(const std::string& name, kir::Type element, const Expr& bytes,
                        bool zero_init, kir::Kernel& k, KernelSummary& ks);
 
-// Appends one scalar parameter per symbol the kernel body uses (call last).
+// Appends one scalar parameter per symbol and per size literal ({"size": E}, a `long long`
+// the size program computes) the kernel body uses (call last).
 void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks);
 
 }  // namespace fuserc::lower

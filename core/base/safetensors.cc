@@ -257,6 +257,30 @@ TensorMap parse_safetensors(const std::string& bytes, const std::string& file_fo
   return out;
 }
 
+std::map<std::string, SafetensorsEntry> index_safetensors(std::string_view head,
+                                                          uint64_t file_size,
+                                                          const std::string& file) {
+  if (head.size() < 8 || file_size < 8)
+    fail_in(file, "file is too short to be safetensors (the 8-byte header length is missing)");
+  const uint64_t header_size = read_u64_le(std::string(head.substr(0, 8)));
+  if (header_size > kMaxHeaderBytes)
+    fail_in(file, "header length " + std::to_string(header_size) + " is absurd (the limit is " +
+                      std::to_string(kMaxHeaderBytes) + " bytes)");
+  if (header_size > file_size - 8)
+    fail_in(file, "header length " + std::to_string(header_size) +
+                      " is larger than the rest of the file: the file is truncated or not "
+                      "safetensors");
+  if (head.size() < 8 + header_size)
+    fail_in(file, "cannot read the whole header");
+  nlohmann::json root = parse_header_json(head.substr(8, header_size), file);
+  const uint64_t data_start = 8 + header_size;
+  std::vector<Entry> entries = HeaderParser(file, file_size - data_start).parse(root);
+  std::map<std::string, SafetensorsEntry> out;
+  for (const Entry& e : entries)
+    out[e.name] = SafetensorsEntry{e.dtype, e.shape, data_start + e.begin, e.end - e.begin};
+  return out;
+}
+
 TensorMap read_safetensors(const std::string& path) {
   return parse_safetensors(read_file(path), path);
 }

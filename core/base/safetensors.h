@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,19 @@ namespace fuserc {
 using TensorMap = std::map<std::string, HostTensor>;
 
 TensorMap read_safetensors(const std::string& path);
+
+// One tensor of a safetensors file, located but not read.
+struct SafetensorsEntry {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;  // of its bytes, from the start of the file
+  uint64_t size = 0;    // bytes
+};
+// The header of a safetensors file (checked as read_safetensors checks it), without reading
+// the data: for weights files of gigabytes. `file_size` is the file's size in bytes.
+std::map<std::string, SafetensorsEntry> index_safetensors(std::string_view head,
+                                                          uint64_t file_size,
+                                                          const std::string& file_for_errors);
 TensorMap parse_safetensors(const std::string& bytes, const std::string& file_for_errors);
 
 // Writes atomically (a temporary file in the same folder, then rename): on any failure no

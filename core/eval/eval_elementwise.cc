@@ -30,7 +30,7 @@ void run(const EvalContext& ctx, const Op& op, HostTensor& out, RefFn<T> fn) {
     const Operand& a = op.args[i];
     stride[i].assign(rank, 0);
     if (a.is_literal()) {
-      lit[i] = literal_as<T>(a.literal);
+      lit[i] = literal_as<T>(ctx.resolve(a.literal));
       continue;
     }
     tensor[i] = &ctx.operand(a);

@@ -18,6 +18,10 @@ struct EvalContext {
 
   std::vector<int64_t> concrete_shape(const std::vector<Expr>& shape) const;
   int64_t concrete(const Expr& e) const;
+  // A literal with a value: a size literal's expression evaluated for the bound symbols.
+  Literal resolve(const Literal& l) const {
+    return l.is_size() ? l.with_size_value(concrete(l.size)) : l;
+  }
   const HostTensor& operand(const Operand& a) const { return env[a.value]; }
 };
 
@@ -29,6 +33,9 @@ DType storage_dtype(DType declared);
 
 // Row-major strides of a shape.
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
+
+// One op's results (each in its storage dtype), whatever its group.
+std::vector<HostTensor> evaluate_op(const EvalContext& ctx, const Op& op);
 
 std::vector<HostTensor> eval_elementwise(const EvalContext& ctx, const Op& op);
 std::vector<HostTensor> eval_reduction(const EvalContext& ctx, const Op& op);

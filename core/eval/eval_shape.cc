@@ -122,17 +122,20 @@ HostTensor eval_shape(const EvalContext& ctx, const Op& op) {
                     },
                     {});
     }
-    case OpKind::Pad:
+    case OpKind::Pad: {
+      std::vector<int64_t> lo;
+      for (const auto& pd : a.pads) lo.push_back(ctx.concrete(pd.first));
       return gather(
           ctx, op,
           [&](const auto& out) {
             for (size_t d = 0; d < xs.size(); ++d) {
-              in_idx[d] = out[d] - a.pads[d].first;
+              in_idx[d] = out[d] - lo[d];
               if (in_idx[d] < 0 || in_idx[d] >= xs[d]) return Source{true};
             }
             return from_x();
           },
           a.value);
+    }
     case OpKind::Cat: {
       std::vector<int64_t> ends;  // cumulative extents along dim
       int64_t total = 0;
@@ -184,9 +187,11 @@ std::vector<HostTensor> eval_creation(const EvalContext& ctx, const Op& op) {
   HostTensor out(storage_dtype(v.dtype), ctx.concrete_shape(v.shape));
   const OpAttrs& a = op.attrs;
   switch (op.kind) {
-    case OpKind::Full:
-      for (int64_t i = 0; i < out.numel(); ++i) store_literal(out, i, a.value);
+    case OpKind::Full: {
+      const Literal value = ctx.resolve(a.value);
+      for (int64_t i = 0; i < out.numel(); ++i) store_literal(out, i, value);
       break;
+    }
     case OpKind::Iota: {
       bool exact = !is_float(out.dtype()) && a.start.kind != Literal::Kind::Float &&
                    a.step.kind != Literal::Kind::Float;

@@ -1,5 +1,7 @@
 #include "core/eval/interpreter.h"
 
+#include <cstring>
+#include <map>
 #include <set>
 
 #include "core/base/diagnostics.h"
@@ -34,36 +36,106 @@ std::vector<int64_t> eval::contiguous_strides(const std::vector<int64_t>& shape)
   return s;
 }
 
-std::vector<InputSpec> input_specs(const Fusion& f) {
-  std::vector<InputSpec> specs;
-  for (ValueId id : f.inputs) {
-    const Value& v = f.value(id);
+BindingRules binding_rules(const Fusion& f, std::vector<int>* rule_input) {
+  BindingRules r;
+  std::map<std::string, int> symbol_index;
+  for (const auto& s : f.symbols) {
+    symbol_index[s.name] = static_cast<int>(r.symbols.size());
+    r.symbols.push_back({s.name, s.min, s.max});
+  }
+  std::vector<int> index_of_input(f.inputs.size(), -1);
+  for (size_t k = 0; k < f.inputs.size(); ++k) {
+    const Value& v = f.value(f.inputs[k]);
+    if (v.is_constant()) {
+      r.constants.push_back(v.name);
+      continue;
+    }
     InputSpec s;
     s.name = v.name;
     s.dtype = v.dtype;
     s.scalar = v.scalar_input;
+    if (!v.sets_symbol.empty()) s.sets_symbol = symbol_index.at(v.sets_symbol);
     for (const auto& e : v.shape) {
       ExtentSpec x;
-      if (e.is_symbol())
-        x.symbol = e.name();
-      else
+      if (e.is_symbol()) {
+        x.kind = ExtentSpec::Kind::Symbol;
+        x.symbol = symbol_index.at(e.name());
+      } else if (e.is_const()) {
+        x.kind = ExtentSpec::Kind::Fixed;
         x.value = e.value();
+      } else {
+        x.kind = ExtentSpec::Kind::Expression;
+      }
+      x.text = e.str();
       s.shape.push_back(x);
     }
-    specs.push_back(std::move(s));
+    index_of_input[k] = static_cast<int>(r.inputs.size());
+    if (rule_input) rule_input->push_back(static_cast<int>(k));
+    r.inputs.push_back(std::move(s));
   }
-  return specs;
-}
-
-std::vector<SymbolRange> symbol_ranges(const Fusion& f) {
-  std::vector<SymbolRange> r;
-  for (const auto& s : f.symbols) r.push_back({s.name, s.min, s.max});
+  for (const auto& step : f.bind_steps) {
+    BindStepSpec s;
+    s.kind = step.kind == SymbolBindStep::Kind::Extent   ? BindStepSpec::Kind::Extent
+             : step.kind == SymbolBindStep::Kind::Scalar ? BindStepSpec::Kind::Scalar
+                                                         : BindStepSpec::Kind::Solve;
+    s.symbol = symbol_index.at(step.symbol);
+    s.input = index_of_input.at(step.input);
+    s.dim = step.dim;
+    r.steps.push_back(s);
+  }
   return r;
 }
 
 namespace {
 
-std::vector<HostTensor> eval_op(const EvalContext& ctx, const Op& op) {
+// Solve steps' k and c, evaluated over the symbols bound before them.
+class FusionSizes : public BindingSizes {
+ public:
+  FusionSizes(const Fusion& f, const BindingRules& r) : f_(f), r_(r) {}
+  void solve_terms(size_t step, const std::vector<int64_t>& symbols, int64_t* k,
+                   int64_t* c) override {
+    auto lookup = [&](const std::string& name) -> std::optional<int64_t> {
+      for (size_t i = 0; i < r_.symbols.size(); ++i)
+        if (r_.symbols[i].name == name) return symbols[i];
+      return std::nullopt;
+    };
+    *k = evaluate(f_.bind_steps[step].k, lookup);
+    *c = evaluate(f_.bind_steps[step].c, lookup);
+  }
+
+ private:
+  const Fusion& f_;
+  const BindingRules& r_;
+};
+
+}  // namespace
+
+SymbolValues bind_fusion_inputs(const Fusion& f, const TensorMap& inputs,
+                                const std::string& inputs_file) {
+  std::vector<int> rule_input;
+  BindingRules rules = binding_rules(f, &rule_input);
+  auto shapes = shapes_of_tensors(rules, inputs, inputs_file);
+  FusionSizes sizes(f, rules);
+  std::vector<int64_t> values = bind_symbols(
+      rules, sizes, shapes, [&](size_t i) { return scalar_value_of(rules, inputs, i); },
+      inputs_file);
+  SymbolValues out;
+  for (size_t i = 0; i < rules.symbols.size(); ++i) out[rules.symbols[i].name] = values[i];
+  auto lookup = [&](const std::string& name) -> std::optional<int64_t> {
+    auto it = out.find(name);
+    if (it == out.end()) return std::nullopt;
+    return it->second;
+  };
+  check_expression_extents(
+      rules, shapes,
+      [&](size_t i, size_t d) {
+        return evaluate(f.value(f.inputs[rule_input[i]]).shape[d], lookup);
+      },
+      inputs_file);
+  return out;
+}
+
+std::vector<HostTensor> eval::evaluate_op(const EvalContext& ctx, const Op& op) {
   switch (op.info().group) {
     case OpGroup::Unary:
     case OpGroup::Binary:
@@ -79,14 +151,24 @@ std::vector<HostTensor> eval_op(const EvalContext& ctx, const Op& op) {
   FUSERC_UNREACHABLE(std::string("cannot evaluate op ") + op_name(op.kind));
 }
 
-}  // namespace
-
 std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
                                                                 const TensorMap& inputs,
                                                                 const std::string& inputs_file) {
-  SymbolValues symbols = bind_inputs(input_specs(f), symbol_ranges(f), inputs, inputs_file);
+  SymbolValues symbols = bind_fusion_inputs(f, inputs, inputs_file);
   std::vector<HostTensor> env(f.values.size());
-  for (ValueId id : f.inputs) env[id] = inputs.at(f.value(id).name);
+  for (ValueId id : f.inputs) {
+    const Value& v = f.value(id);
+    if (!v.is_constant()) {
+      env[id] = inputs.at(v.name);
+      continue;
+    }
+    std::vector<int64_t> shape;
+    for (const auto& e : v.shape) shape.push_back(e.value());
+    HostTensor t(v.dtype, shape);
+    FUSERC_CHECK(t.nbytes() == v.constant->size(), "a constant's bytes do not fit its shape");
+    if (t.nbytes()) std::memcpy(t.data(), v.constant->data(), t.nbytes());
+    env[id] = std::move(t);
+  }
 
   std::vector<bool> keep(f.values.size(), false);
   for (ValueId o : f.outputs) keep[f.updated_value(o)] = true;
@@ -111,7 +193,7 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
     if (!run[k]) continue;
     std::vector<HostTensor> results;
     try {
-      results = eval_op(ctx, op);
+      results = eval::evaluate_op(ctx, op);
     } catch (const UserError& e) {
       throw UserError(SourcePlace{inputs_file}, "op " + std::to_string(op.source_index) + " '" +
                                                     op_name(op.kind) + "' (out '" +

@@ -22,9 +22,14 @@
 
 namespace fuserc {
 
-// The graph's input declarations in the form bind_inputs takes.
-std::vector<InputSpec> input_specs(const Fusion& f);
-std::vector<SymbolRange> symbol_ranges(const Fusion& f);
+// The graph's inputs (constants left out), symbols and binding steps in the form
+// bind_symbols takes; `rule_input[k]` maps rules.inputs[k] back to f.inputs.
+BindingRules binding_rules(const Fusion& f, std::vector<int>* rule_input = nullptr);
+
+// Binds `f`'s symbols from input tensors read from `inputs_file` (every input there, nothing
+// else, every extent matching): their values by name.
+SymbolValues bind_fusion_inputs(const Fusion& f, const TensorMap& inputs,
+                                const std::string& inputs_file);
 
 // Evaluates the fusion on `inputs` (read from `inputs_file`, named in errors). Returns the
 // outputs in the graph's order, each name once.

@@ -72,6 +72,7 @@ TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_
   TensorMap out;
   for (size_t k = 0; k < f.inputs.size(); ++k) {
     const Value& v = f.value(f.inputs[k]);
+    if (v.is_constant()) continue;  // the graph holds its values
     std::vector<int64_t> shape;
     for (const auto& e : v.shape) shape.push_back(evaluate(e, lookup));
     HostTensor t(v.dtype, shape);
@@ -85,6 +86,11 @@ TensorMap make_random_inputs(const Fusion& f, const std::map<std::string, int64_
     if (v.range) std::tie(lo, hi) = *v.range;
     if (auto it = indexes.find(f.inputs[k]); it != indexes.end() && is_integer(v.dtype))
       lo = 0, hi = static_cast<double>(std::max<int64_t>(it->second, 1) - 1);
+    if (!v.sets_symbol.empty()) {  // its value is the symbol's
+      t.store_i64(0, symbols.at(v.sets_symbol));
+      out.emplace(v.name, std::move(t));
+      continue;
+    }
     for (int64_t i = 0; i < t.numel(); ++i) {
       double u = philox_uniform_f64(seed, k, static_cast<uint64_t>(i));
       if (v.dtype == DType::Bool) {

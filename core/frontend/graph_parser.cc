@@ -2,11 +2,14 @@
 #include "core/frontend/graph_parser.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
+#include "core/expr/expr_parse.h"
 #include "core/frontend/graph_reader.h"
+#include "core/frontend/symbol_binding.h"
 #include "core/ir/element_access.h"
 
 namespace fuserc {
@@ -24,8 +27,10 @@ void GraphReader::fail(const std::string& path, const std::string& message) cons
   throw UserError(doc_.place(path), path + ": " + message);
 }
 
-void GraphReader::fail_op(int k, const Json& op, const std::string& path,
-                          const std::string& message) const {
+namespace {
+
+// "op 3 'add' (out 'z')": how messages name an op.
+std::string op_who(int k, const Json& op) {
   std::string who = "op " + std::to_string(k);
   if (op.is_object()) {
     auto it = op.find("op");
@@ -42,7 +47,14 @@ void GraphReader::fail_op(int k, const Json& op, const std::string& path,
       }
     }
   }
-  throw UserError(doc_.place(path), who + " at " + path + ": " + message);
+  return who;
+}
+
+}  // namespace
+
+void GraphReader::fail_op(int k, const Json& op, const std::string& path,
+                          const std::string& message) const {
+  throw UserError(doc_.place(path), op_who(k, op) + " at " + path + ": " + message);
 }
 
 // ---------------------------------------------------------------- typed access
@@ -143,7 +155,6 @@ Literal GraphReader::read_number(const Json& j, const std::string& path,
 Expr GraphReader::symbol_expr(const std::string& name, const std::string& path, ExtentUse use) {
   auto it = symbol_index_.find(name);
   if (use == ExtentUse::InputShape) {
-    bound_symbols_.insert(name);
     if (it == symbol_index_.end()) {
       SymbolDecl s;
       s.name = name;
@@ -158,22 +169,85 @@ Expr GraphReader::symbol_expr(const std::string& name, const std::string& path, 
     }
     return f_.symbols[it->second].expr;
   }
+  FUSERC_CHECK(bindings_planned_, "an extent outside the input shapes read before binding");
   if (!bound_symbols_.count(name)) {
     std::vector<std::string> known(bound_symbols_.begin(), bound_symbols_.end());
-    fail(path, "symbol " + quote(name) + " is not the extent of any input" +
-                   did_you_mean(name, known) +
-                   ", so its value cannot be known at run time (symbols are bound from the "
-                   "shapes of the inputs)");
+    fail(path, "symbol " + quote(name) + " is bound by no input" + did_you_mean(name, known) +
+                   ", so its value cannot be known at run time (a symbol is bound by an input "
+                   "extent that is the symbol, or k*S+c, or by a scalar input with \"symbol\")");
   }
   return f_.symbols[it->second].expr;
+}
+
+Expr GraphReader::read_extent_expr(const std::string& text, const std::string& path,
+                                   ExtentUse use, const std::string& what) {
+  std::string noun = what == "a slice bound" ? "slice bound" : what;
+  // Symbols resolve as plain symbol extents do; errors are placed at the offending byte.
+  std::string symbol_error;
+  auto resolve = [&](const std::string& name) -> std::optional<Expr> {
+    if (name.size() > kMaxNameLength) {
+      symbol_error = name_length_message(name, "symbol name");
+      return std::nullopt;
+    }
+    if (use == ExtentUse::InputShape) return symbol_expr(name, path, use);
+    if (!bound_symbols_.count(name) || !symbol_index_.count(name)) return std::nullopt;
+    return f_.symbols[symbol_index_.at(name)].expr;
+  };
+  auto hint = [&](const std::string& name) {
+    if (!symbol_error.empty()) return ": " + symbol_error;
+    std::vector<std::string> known(bound_symbols_.begin(), bound_symbols_.end());
+    if (symbol_index_.count(name))
+      return std::string(" (declared, but bound by no input)");
+    return did_you_mean(name, known);
+  };
+  ExprParseError err;
+  std::optional<Expr> e = parse_extent_expr(text, resolve, &err, hint);
+  if (!e) {
+    // Placed at the offending byte (past the opening quote; exact unless the string has
+    // escapes, which no valid expression has).
+    SourcePlace place = doc_.place(path);
+    if (place.col > 0) place.col += 1 + static_cast<int>(err.offset);
+    throw UserError(place, (cur_op_ ? op_who(cur_op_index_, *cur_op_) + " at " : std::string()) +
+                               path + ": " + noun + " " + quote(text) + ": " + err.message);
+  }
+  std::string witness;
+  if (can_be_negative(*e, &witness))
+    fail(path, noun + " " + quote(text) + " can be negative" +
+                   (witness.empty() ? " for some values of its symbols in their ranges"
+                                    : " (" + witness + ")") +
+                   "; an extent expression must be at least 0 for every binding");
+  return *e;
+}
+
+Literal GraphReader::read_size_literal(const Json& j, const std::string& path) {
+  if (j.size() != 1)
+    fail(path, R"(a size literal {"size": E} takes no other key, got )" +
+                   j.dump(-1, ' ', true).substr(0, 40));
+  const Json& e = j["size"];
+  std::string p = path + ".size";
+  Expr x;
+  if (e.is_number_integer()) {
+    x = read_extent(e, p, ExtentUse::OpAttribute, false, true, "size");
+  } else if (e.is_string()) {
+    const std::string text = e.get<std::string>();
+    x = is_identifier(text) ? symbol_expr(text, p, ExtentUse::OpAttribute)
+                            : read_extent_expr(text, p, ExtentUse::OpAttribute, "size");
+  } else {
+    fail(p, "a size must be an extent: an integer, a symbol or an extent expression, got " +
+                e.dump(-1, ' ', true).substr(0, 40));
+  }
+  if (x.is_const()) return Literal::of_int(x.value());  // nothing to read at run time
+  auto [it, fresh] =
+      size_literal_index_.emplace(x, static_cast<int>(f_.size_literals.size()));
+  if (fresh) f_.size_literals.push_back(x);
+  return Literal::of_size(x, it->second);
 }
 
 Expr GraphReader::read_extent(const Json& j, const std::string& path, ExtentUse use,
                               bool allow_minus_one, bool allow_zero, const std::string& what) {
   if (j.is_string()) {
     std::string s = j.get<std::string>();
-    if (!is_identifier(s))
-      fail(path, what + " " + quote(s) + " is neither an integer nor a symbol name");
+    if (!is_identifier(s)) return read_extent_expr(s, path, use, what);
     check_name_length(s, path, "symbol name");
     return symbol_expr(s, path, use);
   }
@@ -181,7 +255,7 @@ Expr GraphReader::read_extent(const Json& j, const std::string& path, ExtentUse 
     fail(path, (what == "extent"          ? "an extent"
                 : what == "a slice bound" ? what
                                           : "a " + what) +
-                   " must be an integer or a symbol name, got " +
+                   " must be an integer, a symbol name or an extent expression, got " +
                    j.dump(-1, ' ', true).substr(0, 40));
   int64_t v = j.get<int64_t>();
   std::string noun = what == "a slice bound" ? "slice bound" : what;
@@ -253,7 +327,8 @@ void GraphReader::read_inputs(const Json& j) {
     std::string p = json_path_index(path, i);
     const Json& in = j[i];
     if (!in.is_object()) fail(p, "an input must be an object {name, dtype, shape}");
-    check_keys(in, p, {"name", "dtype", "shape", "strides", "range"}, "an input");
+    check_keys(in, p, {"name", "dtype", "shape", "strides", "range", "symbol", "data"},
+               "an input");
     Value v;
     v.name = read_identifier(require(in, p, "name", "an input"), p + ".name", "input name");
     check_new_name(v.name, p + ".name", -1, nullptr);
@@ -264,16 +339,24 @@ void GraphReader::read_inputs(const Json& j) {
       if (shape.size() > kMaxRank)
         fail(p + ".shape", "input " + quote(v.name) + " has rank " + std::to_string(shape.size()) +
                                "; the limit is " + std::to_string(kMaxRank));
-      for (size_t d = 0; d < shape.size(); ++d)
-        v.shape.push_back(read_extent(shape[d], json_path_index(p + ".shape", d),
-                                      ExtentUse::InputShape, false, false));
+      for (size_t d = 0; d < shape.size(); ++d) {
+        std::string pd = json_path_index(p + ".shape", d);
+        if (in.contains("data") && !shape[d].is_number_integer())
+          fail(pd, "constant " + quote(v.name) +
+                       " has a symbolic extent; the shape of a constant is integers only");
+        v.shape.push_back(read_extent(shape[d], pd, ExtentUse::InputShape, false, false));
+      }
       if (!least_bytes_fit(v.shape, v.dtype))
         fail(p + ".shape",
              "the size in bytes of input " + quote(v.name) + " overflows 64-bit integers");
     } else {
       v.scalar_input = true;
       if (in.contains("strides")) fail(p + ".strides", "a scalar input (no shape) has no strides");
+      if (in.contains("data"))
+        fail(p + ".data", "a constant needs a shape (a single value is \"shape\": [])");
     }
+    if (in.contains("symbol")) read_symbol_input(in, p, v);
+    if (in.contains("data")) read_constant(in, p, v);
     if (in.contains("range")) {
       const Json& r = read_array(in["range"], p + ".range", "range");
       if (r.size() != 2) fail(p + ".range", "range must be [lo, hi]");
@@ -284,6 +367,49 @@ void GraphReader::read_inputs(const Json& j) {
     }
     ValueId id = f_.add_value(std::move(v));
     f_.inputs.push_back(id);
+  }
+}
+
+void GraphReader::read_symbol_input(const Json& in, const std::string& p, Value& v) {
+  const std::string ps = p + ".symbol";
+  if (!v.scalar_input)
+    fail(ps, "input " + quote(v.name) +
+                 " has a shape; only a scalar input (no shape) can set a symbol with its value");
+  if (v.dtype != DType::I32 && v.dtype != DType::I64)
+    fail(p + ".dtype", "scalar input " + quote(v.name) + " sets a symbol, so it must be i32 or "
+                                                        "i64 (a size is an integer), got " +
+                           dtype_name(v.dtype));
+  std::string name = read_identifier(in["symbol"], ps, "symbol name");
+  auto it = symbol_index_.find(name);
+  if (it == symbol_index_.end()) {
+    SymbolDecl s;
+    s.name = name;
+    s.min = 1;
+    s.max = v.dtype == DType::I32 ? std::numeric_limits<int32_t>::max() : kMaxExtent;
+    s.hint = std::clamp(kDefaultHint, s.min, s.max);
+    s.expr = Expr::symbol(name, s.min, s.max);
+    s.declared = false;
+    symbol_index_[name] = static_cast<int>(f_.symbols.size());
+    f_.symbols.push_back(s);
+  }
+  v.sets_symbol = name;
+}
+
+void GraphReader::plan_bindings(const Json& inputs) {
+  std::optional<UnboundExtent> unbound;
+  f_.bind_steps = plan_symbol_binding(f_, &unbound);
+  for (const auto& s : f_.bind_steps) bound_symbols_.insert(s.symbol);
+  bindings_planned_ = true;
+  if (unbound) {
+    const Value& v = f_.value(f_.inputs[unbound->input]);
+    std::string p = json_path_index(json_path_index("$.inputs", unbound->input) + ".shape",
+                                    unbound->dim);
+    (void)inputs;
+    fail(p, "symbol " + quote(unbound->symbol) + " is bound by nothing: input " +
+                quote(v.name) + " dimension " + std::to_string(unbound->dim) + " is " +
+                v.shape[unbound->dim].str() +
+                ", which cannot be solved for it, and no input extent is the symbol itself, "
+                "k*" + unbound->symbol + "+c, or a scalar input with \"symbol\"");
   }
 }
 
@@ -387,6 +513,7 @@ Fusion GraphReader::read() {
   const Json& ops = require(root, "$", "ops", "the graph");
   const Json& outputs = require(root, "$", "outputs", "the graph");
   read_inputs(inputs);
+  plan_bindings(inputs);
   read_input_strides(inputs);
   read_array(ops, "$.ops", "ops");
   if (ops.size() > kMaxOps)

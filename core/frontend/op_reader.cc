@@ -25,7 +25,7 @@ std::string args_count(int n) {
 
 }  // namespace
 
-Operand GraphReader::read_arg(int k, const Json& op, const Json& a, const std::string& path) const {
+Operand GraphReader::read_arg(int k, const Json& op, const Json& a, const std::string& path) {
   Operand o;
   if (a.is_string()) {
     std::string name = a.get<std::string>();
@@ -59,8 +59,13 @@ Operand GraphReader::read_arg(int k, const Json& op, const Json& a, const std::s
     o.literal = read_number(a["value"], path + ".value", "a literal's value");
     return o;
   }
+  // {"size": E}: an integer literal whose value is the extent expression E at run time.
+  if (a.is_object() && a.contains("size")) {
+    o.literal = read_size_literal(a, path);
+    return o;
+  }
   fail_op(k, op, path,
-          R"(an argument must be a name, a number literal or {"value": V}, got )" +
+          R"(an argument must be a name, a number literal, {"value": V} or {"size": E}, got )" +
               a.dump(-1, ' ', true).substr(0, 40));
 }
 
@@ -88,9 +93,10 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
                                 allow_minus_one, false));
     return out;
   };
-  // Slice bounds: integers (negatives count from the end) or symbols.
+  // Slice bounds: integers (negatives count from the end), symbols or extent expressions.
   auto bounds = [&]() {
-    if (!v.is_array()) fail_op(k, op, path, key + " must be a list of integers or symbols");
+    if (!v.is_array())
+      fail_op(k, op, path, key + " must be a list of integers, symbols or extent expressions");
     std::vector<Expr> out;
     for (size_t i = 0; i < v.size(); ++i) {
       std::string p = json_path_index(path, i);
@@ -130,16 +136,29 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
     for (size_t i = 0; i < v.size(); ++i) {
       std::string p = json_path_index(path, i);
       const Json& pair = v[i];
-      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() ||
-          !pair[1].is_number_integer())
-        fail_op(k, op, p, "each entry of pads must be a pair of integers [lo, hi]");
-      int64_t lo = pair[0].get<int64_t>(), hi = pair[1].get<int64_t>();
-      if (lo < -kMaxExtent || lo > kMaxExtent || hi < -kMaxExtent || hi > kMaxExtent)
-        fail_op(k, op, p, "pad amount out of range");
-      a.pads.emplace_back(lo, hi);
+      if (!pair.is_array() || pair.size() != 2)
+        fail_op(k, op, p, "each entry of pads must be a pair [lo, hi]");
+      // An integer (negative crops) or an extent (a symbol or an expression, never negative).
+      Expr ends[2];
+      for (int h = 0; h < 2; ++h) {
+        std::string ph = json_path_index(p, h);
+        if (pair[h].is_number_integer()) {
+          int64_t x = pair[h].get<int64_t>();
+          if (x < -kMaxExtent || x > kMaxExtent) fail_op(k, op, ph, "pad amount out of range");
+          ends[h] = Expr(x);
+        } else if (pair[h].is_string()) {
+          ends[h] = read_extent(pair[h], ph, ExtentUse::OpAttribute, false, true, "pad amount");
+        } else {
+          fail_op(k, op, ph, "a pad amount must be an integer, a symbol or an extent expression");
+        }
+      }
+      a.pads.emplace_back(ends[0], ends[1]);
     }
   } else if (key == "value") {
-    a.value = read_number(v, path, "value");
+    if (kind == OpKind::Full && v.is_object() && v.contains("size"))
+      a.value = read_size_literal(v, path);  // full's value may be a size read at run time
+    else
+      a.value = read_number(v, path, "value");
   } else if (key == "dim") {
     a.dim = integer("dim");
   } else if (key == "length") {

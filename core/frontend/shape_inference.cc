@@ -332,6 +332,7 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
 void check_fill_value(const Op& op, DType dtype) {
   if (!is_integer(dtype)) return;
   const Literal& v = op.attrs.value;
+  if (v.is_size()) return;  // an extent: non-negative, below 2^62 (i32 wraps, as a cast does)
   const double lo = dtype == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
   const double hi = dtype == DType::I32 ? 2147483648.0 : 9223372036854775808.0;  // exclusive
   bool fits = true;
@@ -355,9 +356,9 @@ std::vector<InferredResult> infer_pad(const Fusion& f, Op& op) {
   std::vector<Expr> shape;
   for (size_t d = 0; d < pads.size(); ++d) {
     const Expr& e = x.shape[d];
-    Expr out = e + Expr(pads[d].first) + Expr(pads[d].second);
-    Expr after_lo = e + Expr(pads[d].first);
-    Expr after_hi = e + Expr(pads[d].second);
+    Expr out = e + pads[d].first + pads[d].second;
+    Expr after_lo = e + pads[d].first;
+    Expr after_hi = e + pads[d].second;
     if (out.lo() < 0 || after_lo.lo() < 0 || after_hi.lo() < 0)
       fail(index_path("pads", d), "crops dimension " + std::to_string(d) + " (extent " + e.str() +
                                       (e.is_const() ? "" : ", at least " + std::to_string(e.lo())) +

@@ -132,7 +132,7 @@ std::vector<std::vector<Expr>> operand_coords(const Fusion& f, const Op& op,
       return out;
     case OpKind::Pad:
       for (size_t d = 0; d < coords.size(); ++d)
-        out[0].push_back(coords[d] - Expr(a.pads[d].first));
+        out[0].push_back(coords[d] - a.pads[d].first);
       return out;
     case OpKind::Cat: {
       Expr begin(0);

@@ -31,10 +31,27 @@ Literal Literal::of_float(double v) {
   return l;
 }
 
+Literal Literal::of_size(const Expr& e, int32_t index) {
+  Literal l;
+  l.kind = Kind::Size;
+  l.size = e;
+  l.size_index = index;
+  return l;
+}
+
+Literal Literal::with_size_value(int64_t value) const {
+  return kind == Kind::Size ? of_int(value) : *this;
+}
+
+std::string size_param_name(int32_t index) {
+  return "fz_size" + std::to_string(index);
+}
+
 DType Literal::dtype() const {
   switch (kind) {
     case Kind::Bool: return DType::Bool;
-    case Kind::Int: return DType::I64;
+    case Kind::Int:
+    case Kind::Size: return DType::I64;
     case Kind::Float: return DType::F32;
   }
   FUSERC_UNREACHABLE("bad literal kind");
@@ -45,8 +62,9 @@ double Literal::as_double() const {
     case Kind::Bool: return b ? 1.0 : 0.0;
     case Kind::Int: return static_cast<double>(i);
     case Kind::Float: return f;
+    case Kind::Size: break;
   }
-  FUSERC_UNREACHABLE("bad literal kind");
+  FUSERC_UNREACHABLE("the value of a size literal is read before binding");
 }
 
 int64_t Literal::as_int() const {
@@ -59,8 +77,9 @@ int64_t Literal::as_int() const {
       if (f <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
       return static_cast<int64_t>(f);
     }
+    case Kind::Size: break;
   }
-  FUSERC_UNREACHABLE("bad literal kind");
+  FUSERC_UNREACHABLE("the value of a size literal is read before binding");
 }
 
 bool Literal::as_bool() const {
@@ -68,8 +87,9 @@ bool Literal::as_bool() const {
     case Kind::Bool: return b;
     case Kind::Int: return i != 0;
     case Kind::Float: return f != 0;
+    case Kind::Size: break;
   }
-  FUSERC_UNREACHABLE("bad literal kind");
+  FUSERC_UNREACHABLE("the value of a size literal is read before binding");
 }
 
 std::string Literal::str() const {
@@ -83,6 +103,7 @@ std::string Literal::str() const {
       if (s.find_first_of(".eni") == std::string::npos) s += ".0";
       return s;
     }
+    case Kind::Size: return "size(" + size.str() + ")";
   }
   FUSERC_UNREACHABLE("bad literal kind");
 }
@@ -93,6 +114,7 @@ bool Literal::operator==(const Literal& o) const {
     case Kind::Bool: return b == o.b;
     case Kind::Int: return i == o.i;
     case Kind::Float: return f == o.f || (std::isnan(f) && std::isnan(o.f));
+    case Kind::Size: return size == o.size;
   }
   return false;
 }
@@ -218,7 +240,8 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
         case OpKind::Pad: {
           s << " pads=[";
           for (size_t i = 0; i < a.pads.size(); ++i)
-            s << (i ? ", " : "") << "[" << a.pads[i].first << ", " << a.pads[i].second << "]";
+            s << (i ? ", " : "") << "[" << a.pads[i].first.str() << ", " << a.pads[i].second.str()
+              << "]";
           s << "] value=" << a.value.str();
           break;
         }
@@ -237,6 +260,13 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
 
 }  // namespace
 
+std::vector<int> interface_indices(const Fusion& f) {
+  std::vector<int> out;
+  int passed = 0, constants = 0;
+  for (ValueId id : f.inputs) out.push_back(f.value(id).is_constant() ? constants++ : passed++);
+  return out;
+}
+
 std::string Fusion::to_text() const {
   std::ostringstream s;
   s << "fusion " << name << "\n";
@@ -251,6 +281,8 @@ std::string Fusion::to_text() const {
     const Value& v = value(id);
     s << "  input " << v.name << ": " << type_of(id);
     if (v.scalar_input) s << " scalar";
+    if (!v.sets_symbol.empty()) s << " sets " << v.sets_symbol;
+    if (v.is_constant()) s << " constant (" << v.constant->source() << ")";
     if (!v.strides.empty()) s << " strides " << shape_to_string(v.strides);
     s << "\n";
   }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/constant_data.h"
 #include "core/base/dtype.h"
 #include "core/expr/expr.h"
 #include "core/ir/op_table.h"
@@ -21,25 +22,38 @@ namespace fuserc {
 using ValueId = int32_t;
 inline constexpr ValueId kNoValue = -1;
 
-// A number written in the graph: `0.5`, `-1`, `true`.
+// A number written in the graph: `0.5`, `-1`, `true`, or a size literal {"size": E}, an
+// integer whose value is the extent expression E at run time (kernels read it as an argument,
+// `size_param_name(size_index)`, that the package's size program computes).
 struct Literal {
-  enum class Kind : uint8_t { Bool, Int, Float };
+  enum class Kind : uint8_t { Bool, Int, Float, Size };
   Kind kind = Kind::Int;
   bool b = false;
   int64_t i = 0;
   double f = 0;
+  Expr size;               // Size: the expression
+  int32_t size_index = -1;  // Size: its index in Fusion::size_literals
 
   static Literal of_bool(bool v);
   static Literal of_int(int64_t v);
   static Literal of_float(double v);
-  // The dtype a literal stands for in type promotion: bool, i64 or f32.
+  static Literal of_size(const Expr& e, int32_t index);
+  bool is_size() const { return kind == Kind::Size; }
+  // The dtype a literal stands for in type promotion: bool, i64 (integers and sizes) or f32.
   DType dtype() const;
+  // The value. A size literal has none until its symbols are bound: these are internal errors
+  // for one (callers evaluate `size` first, see with_size_value).
   double as_double() const;
   int64_t as_int() const;  // floats truncate toward zero, saturating
   bool as_bool() const;
-  std::string str() const;  // as written in JSON ("0.5", "-1", "true")
+  // A size literal with its value for bound symbols: an Int literal (other literals unchanged).
+  Literal with_size_value(int64_t value) const;
+  std::string str() const;  // as written in JSON ("0.5", "-1", "true", "size(N * H * W - 1)")
   bool operator==(const Literal& o) const;
 };
+
+// The kernel parameter that carries size literal `index`.
+std::string size_param_name(int32_t index);
 
 struct Operand {
   ValueId value = kNoValue;  // a value of the fusion, or kNoValue for a literal
@@ -61,6 +75,9 @@ struct Value {
   DType dtype = DType::F32;
   std::vector<Expr> shape;                         // empty: rank 0
   std::vector<Expr> strides;                       // inputs only; empty: contiguous row-major
+  std::string sets_symbol;  // a scalar input declared with "symbol": the symbol its value binds
+  std::shared_ptr<const ConstantData> constant;  // an input with "data": its values (the caller
+                                                 // never passes it)
   int def_op = -1;                                 // index into Fusion::ops; -1 for graph inputs
   int input_index = -1;                            // index into Fusion::inputs; -1 for op results
   bool scalar_input = false;                       // a graph input declared without "shape"
@@ -68,6 +85,7 @@ struct Value {
 
   int rank() const { return static_cast<int>(shape.size()); }
   bool is_input() const { return input_index >= 0; }
+  bool is_constant() const { return constant != nullptr; }
   Expr numel() const { return product(shape); }
 };
 
@@ -85,11 +103,24 @@ struct OpAttrs {
                                // past the extent means an empty slice
   std::vector<Expr> ends;      // slice: clamped to [start, extent]
   std::vector<int64_t> steps;  // slice: positive
-  std::vector<std::pair<int64_t, int64_t>> pads;  // pad: (lo, hi) per dim, negative crops
+  std::vector<std::pair<Expr, Expr>> pads;  // pad: (lo, hi) per dim, negative crops
   Literal value;                                  // pad fill, full value
   int64_t dim = 0;                                // unsqueeze, cat: normalized
   Expr length;                                    // iota
   Literal start, step;                            // iota
+};
+
+// How a symbol gets its value from the inputs at run time (core/frontend/symbol_binding.h
+// plans these in this order): from an input extent that is the symbol itself, from a scalar
+// input declared with "symbol", or solved from an input extent k * S + c whose k and c use
+// only symbols bound by earlier steps.
+struct SymbolBindStep {
+  enum class Kind : uint8_t { Extent, Scalar, Solve };
+  Kind kind = Kind::Extent;
+  std::string symbol;
+  int input = -1;  // index into Fusion::inputs
+  int dim = -1;    // Extent, Solve: the input's dimension
+  Expr k, c;       // Solve: the extent is k * symbol + c (k provably positive)
 };
 
 struct Op {
@@ -112,6 +143,8 @@ class Fusion {
   std::vector<Op> ops;  // in dependency order
   std::vector<ValueId> outputs;
   std::vector<std::pair<ValueId, ValueId>> aliases;  // (output value, input value written in place)
+  std::vector<SymbolBindStep> bind_steps;  // how every bound symbol gets its value, in order
+  std::vector<Expr> size_literals;         // the distinct {"size": E} of the graph, by index
 
   const Value& value(ValueId id) const;
   Value& value(ValueId id);
@@ -139,5 +172,10 @@ class Fusion {
 };
 
 std::string shape_to_string(const std::vector<Expr>& shape);  // "[N, 64]"
+
+// Per position in f.inputs: the input's index among those the caller passes (constants left
+// out), or, for a constant, its index among the constants. How packages and the runtime
+// number the graph's interface.
+std::vector<int> interface_indices(const Fusion& f);
 
 }  // namespace fuserc

@@ -1,5 +1,7 @@
-// The dead-code pass: ops none of whose results reach an output are removed, and values are
-// renumbered densely (inputs keep their place, since they are the graph's interface).
+// The dead-code pass: ops none of whose results reach an output are removed, so are constants
+// nothing reads (the package would carry them for nothing; they are not part of the caller's
+// interface), and values are renumbered densely (the other inputs keep their order, since
+// they are the graph's interface).
 #include <vector>
 
 #include "core/base/diagnostics.h"
@@ -20,6 +22,8 @@ void remove_dead_ops(Fusion& f) {
   }
   bool all_live = true;
   for (bool l : live_op) all_live = all_live && l;
+  for (ValueId id : f.inputs)
+    if (f.value(id).is_constant() && !live_value[id]) all_live = false;
   if (all_live) return;
 
   // Keep the inputs and the results of live ops; renumber.
@@ -28,9 +32,21 @@ void remove_dead_ops(Fusion& f) {
   g.name = f.name;
   g.source_file = f.source_file;
   g.symbols = f.symbols;
-  for (ValueId id : f.inputs) {
-    remap[id] = g.add_value(f.value(id));
+  g.bind_steps = f.bind_steps;  // by input position, which is unchanged
+  g.size_literals = f.size_literals;
+  std::vector<int> input_position(f.inputs.size(), -1);
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    ValueId id = f.inputs[i];
+    if (f.value(id).is_constant() && !live_value[id]) continue;
+    Value v = f.value(id);
+    v.input_index = static_cast<int>(g.inputs.size());
+    input_position[i] = v.input_index;
+    remap[id] = g.add_value(std::move(v));
     g.inputs.push_back(remap[id]);
+  }
+  for (auto& step : g.bind_steps) {  // constants bind nothing: every step's input stays
+    FUSERC_CHECK(input_position[step.input] >= 0, "a binding step reads a removed input");
+    step.input = input_position[step.input];
   }
   for (size_t k = 0; k < f.ops.size(); ++k) {
     if (!live_op[k]) continue;

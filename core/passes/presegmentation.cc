@@ -4,6 +4,8 @@ namespace fuserc {
 
 const std::vector<FusionPass>& presegmentation_passes() {
   static const std::vector<FusionPass> passes = {
+      {"fold-constants", "compute values made from constants alone once, as new constants",
+       fold_constants},
       {"fold-casts", "cast the original value where a cast of an exact cast was", fold_casts},
       {"collapse-views", "read through one view where a view of a view was", collapse_views},
       {"noop-views", "remove views that give back their operand unchanged", remove_noop_views},

@@ -22,10 +22,12 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
     plan.buffer_of[v] = static_cast<int>(plan.buffers.size());
     plan.buffers.push_back(b);
   };
+  const std::vector<int> interface = interface_indices(f);
   for (size_t i = 0; i < f.inputs.size(); ++i) {
     BufferInfo b;
-    b.kind = BufferInfo::Kind::Input;
-    b.io_index = static_cast<int>(i);
+    b.kind = f.value(f.inputs[i]).is_constant() ? BufferInfo::Kind::Constant
+                                                : BufferInfo::Kind::Input;
+    b.io_index = interface[i];
     add(f.inputs[i], b);
   }
   for (size_t i = 0; i < f.outputs.size(); ++i) {
@@ -35,7 +37,7 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
     b.kind = BufferInfo::Kind::Output;
     b.io_index = static_cast<int>(i);
     for (const auto& [out, in] : f.aliases)
-      if (out == o) b.alias_input = f.value(in).input_index;
+      if (out == o) b.alias_input = interface[f.value(in).input_index];
     add(o, b);
   }
   // Intermediates: values written by one kernel and read by a later one.
@@ -101,6 +103,7 @@ std::string MemoryPlan::to_text(const Fusion& f) const {
     s += "  " + f.value(b.value).name + ": ";
     switch (b.kind) {
       case BufferInfo::Kind::Input: s += "input " + std::to_string(b.io_index); break;
+      case BufferInfo::Kind::Constant: s += "constant " + std::to_string(b.io_index); break;
       case BufferInfo::Kind::Output:
         s += "output " + std::to_string(b.io_index);
         if (b.alias_input >= 0) s += " (in place into input " + std::to_string(b.alias_input) + ")";

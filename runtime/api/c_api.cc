@@ -33,6 +33,7 @@ struct TensorDims {
 struct fuserc_package {
   std::shared_ptr<Package> package;
   std::vector<TensorDims> inputs, outputs;
+  std::vector<std::vector<int64_t>> constant_shapes;
 };
 struct fuserc_plan {
   std::shared_ptr<Plan> plan;
@@ -103,6 +104,9 @@ fuserc_package* wrap(std::shared_ptr<Package> p) {
   const auto& m = h->package->executable().metadata();
   for (const auto* t : *m.inputs()) h->inputs.push_back(dims_of(m, *t));
   for (const auto* t : *m.outputs()) h->outputs.push_back(dims_of(m, *t));
+  if (m.constants())
+    for (const auto* c : *m.constants())
+      h->constant_shapes.emplace_back(c->shape()->begin(), c->shape()->end());
   return h;
 }
 
@@ -278,6 +282,34 @@ fuserc_status fuserc_package_output(const fuserc_package* p, int32_t index,
   return tensor_info(p, index, false, out, "fuserc_package_output");
 }
 
+int32_t fuserc_package_input_symbol(const fuserc_package* p, int32_t index) {
+  if (!p || index < 0 || static_cast<size_t>(index) >= p->inputs.size()) return -1;
+  return p->package->executable().input_specs()[static_cast<size_t>(index)].sets_symbol;
+}
+
+int32_t fuserc_package_num_constants(const fuserc_package* p) {
+  return p ? static_cast<int32_t>(p->constant_shapes.size()) : 0;
+}
+
+fuserc_status fuserc_package_constant(const fuserc_package* p, int32_t index,
+                                      fuserc_constant_info* out) {
+  if (!p) return null_argument("fuserc_package_constant", "package");
+  if (!out) return null_argument("fuserc_package_constant", "out");
+  if (index < 0 || static_cast<size_t>(index) >= p->constant_shapes.size())
+    return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
+                     "fuserc_package_constant: index " + std::to_string(index) +
+                         " out of range (" + std::to_string(p->constant_shapes.size()) + ")");
+  const auto* c = p->package->executable().metadata().constants()->Get(
+      static_cast<uint32_t>(index));
+  out->name = c->name()->c_str();
+  out->dtype = static_cast<int32_t>(c->dtype());
+  out->rank = static_cast<int32_t>(p->constant_shapes[index].size());
+  out->shape = p->constant_shapes[index].data();
+  out->bytes = c->data()->size();
+  out->hash = c->data()->hash();
+  return FUSERC_OK;
+}
+
 int32_t fuserc_package_is_emulated(const fuserc_package* p) {
   return p && p->package->emulated() ? 1 : 0;
 }
@@ -315,23 +347,40 @@ fuserc_status fuserc_bind(fuserc_package* p, const int64_t* values, int32_t n, f
   });
 }
 
-fuserc_status fuserc_bind_shapes(fuserc_package* p, const int64_t* const* shapes,
-                                 const int32_t* ranks, int32_t n, fuserc_plan** out) {
-  if (!p) return null_argument("fuserc_bind_shapes", "package");
-  if (!out) return null_argument("fuserc_bind_shapes", "out");
+namespace {
+
+fuserc_status bind_inputs(fuserc_package* p, const int64_t* const* shapes, const int32_t* ranks,
+                          const void* const* scalar_values, int32_t n, fuserc_plan** out,
+                          const char* function) {
+  if (!p) return null_argument(function, "package");
+  if (!out) return null_argument(function, "out");
   *out = nullptr;
-  if (n > 0 && (!shapes || !ranks))
-    return null_argument("fuserc_bind_shapes", !shapes ? "shapes" : "ranks");
+  if (n > 0 && (!shapes || !ranks)) return null_argument(function, !shapes ? "shapes" : "ranks");
   for (int32_t i = 0; i < n; ++i)
     if (ranks[i] < 0 || (ranks[i] > 0 && !shapes[i]))
       return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
-                       "fuserc_bind_shapes: input " + std::to_string(i) + " has rank " +
+                       std::string(function) + ": input " + std::to_string(i) + " has rank " +
                            std::to_string(ranks[i]) + (ranks[i] > 0 ? " and no shape" : ""));
   return guarded(FUSERC_ERROR_SHAPE, [&] {
     std::vector<std::vector<int64_t>> s;
     for (int32_t i = 0; i < n; ++i) s.emplace_back(shapes[i], shapes[i] + ranks[i]);
-    *out = new fuserc_plan{p->package->bind_shapes(s)};
+    std::vector<const void*> scalars;
+    if (scalar_values) scalars.assign(scalar_values, scalar_values + n);
+    *out = new fuserc_plan{p->package->bind_shapes(s, scalars)};
   });
+}
+
+}  // namespace
+
+fuserc_status fuserc_bind_shapes(fuserc_package* p, const int64_t* const* shapes,
+                                 const int32_t* ranks, int32_t n, fuserc_plan** out) {
+  return bind_inputs(p, shapes, ranks, nullptr, n, out, "fuserc_bind_shapes");
+}
+
+fuserc_status fuserc_bind_inputs(fuserc_package* p, const int64_t* const* shapes,
+                                 const int32_t* ranks, const void* const* scalar_values,
+                                 int32_t n, fuserc_plan** out) {
+  return bind_inputs(p, shapes, ranks, scalar_values, n, out, "fuserc_bind_inputs");
 }
 
 void fuserc_plan_free(fuserc_plan* plan) {

@@ -23,6 +23,12 @@
  * launch that passes none; do that before capturing the stream into a graph yourself).
  * Launching never synchronises the host and never allocates (after that first launch).
  *
+ * Constants (inputs the graph gives values for, such as weights and masks) are the package's:
+ * they are not among the inputs, are never passed, and are uploaded to the device once, on the
+ * first bind (fuserc_package_constant describes them). A scalar input that sets a symbol
+ * (fuserc_package_input_symbol >= 0, e.g. a reshape to [K, -1]) is bound by its value:
+ * bind with fuserc_bind_inputs (or fuserc_bind), and launch with that same value.
+ *
  * A package loaded with options->device = FUSERC_DEVICE_EMULATOR runs each kernel's own CUDA
  * source on the CPU instead (compiled once by the host C++ compiler, cached in
  * $FUSERC_CACHE_DIR): every pointer (inputs, outputs, workspace) is host memory, the stream is
@@ -97,6 +103,15 @@ typedef struct fuserc_tensor_info {
   const char* const* dim_formula; /* per dimension: as text over the symbols ("N", "4", "N * 4") */
 } fuserc_tensor_info;
 
+typedef struct fuserc_constant_info {
+  const char* name;
+  int32_t dtype;        /* fuserc_dtype */
+  int32_t rank;
+  const int64_t* shape; /* rank extents */
+  uint64_t bytes;
+  uint64_t hash;        /* XXH3-64 of the bytes, as the package records it */
+} fuserc_constant_info;
+
 /* ---- the library */
 const char* fuserc_version(void); /* "0.1.0" */
 int32_t fuserc_abi_version(void); /* FUSERC_RUNTIME_ABI_VERSION of the library */
@@ -124,6 +139,12 @@ fuserc_status fuserc_package_input(const fuserc_package* package, int32_t index,
                                    fuserc_tensor_info* out);
 fuserc_status fuserc_package_output(const fuserc_package* package, int32_t index,
                                     fuserc_tensor_info* out);
+/* The symbol scalar input `index` sets with its value, or -1 (also for tensor inputs). */
+int32_t fuserc_package_input_symbol(const fuserc_package* package, int32_t index);
+/* The constants the package holds (never passed by the caller). */
+int32_t fuserc_package_num_constants(const fuserc_package* package);
+fuserc_status fuserc_package_constant(const fuserc_package* package, int32_t index,
+                                      fuserc_constant_info* out);
 /* 1 when the package runs in the CPU emulator (loaded with FUSERC_DEVICE_EMULATOR), else 0. */
 int32_t fuserc_package_is_emulated(const fuserc_package* package);
 /* What `fuserc inspect --json` prints for the package (the same keys and values), with
@@ -138,9 +159,15 @@ fuserc_status fuserc_package_inspect_json(const fuserc_package* package,
  * chooses the CUDA context and loads the kernels. */
 fuserc_status fuserc_bind(fuserc_package* package, const int64_t* symbol_values,
                           int32_t num_symbols, fuserc_plan** out);
-/* From the inputs' shapes: shapes[i] has ranks[i] extents (a scalar: rank 0, shape NULL). */
+/* From the inputs' shapes: shapes[i] has ranks[i] extents (a scalar: rank 0, shape NULL).
+ * Refused for a package with a scalar input that sets a symbol: use fuserc_bind_inputs. */
 fuserc_status fuserc_bind_shapes(fuserc_package* package, const int64_t* const* shapes,
                                  const int32_t* ranks, int32_t num_inputs, fuserc_plan** out);
+/* The same, with scalar_values[i] the host address of scalar input i's value (in its dtype;
+ * read for the scalar inputs that set a symbol, NULL allowed for the others). */
+fuserc_status fuserc_bind_inputs(fuserc_package* package, const int64_t* const* shapes,
+                                 const int32_t* ranks, const void* const* scalar_values,
+                                 int32_t num_inputs, fuserc_plan** out);
 void fuserc_plan_free(fuserc_plan* plan);
 
 size_t fuserc_plan_workspace_bytes(const fuserc_plan* plan);

@@ -50,6 +50,7 @@ void HostLauncher::launch(size_t first, size_t last, const void* const* inputs,
   }
   ArgBases bases;
   bases.inputs = inputs;
+  bases.constants = state_->constants.data();
   bases.outputs = outputs;
   bases.workspace = static_cast<uint8_t*>(workspace);
   bases.counters = counters_.get();
@@ -65,9 +66,10 @@ void HostLauncher::launch(size_t first, size_t last, const void* const* inputs,
   const auto& outs = plan_.outputs();
   for (size_t j = 0; j < outs.size(); ++j) {
     const OutputSource& o = outs[j];
-    if ((o.from_input < 0 && o.from_output < 0) || !outputs || !outputs[j] || o.bytes == 0)
-      continue;
-    const void* src = o.from_input >= 0 ? inputs[o.from_input] : outputs[o.from_output];
+    if (!o.copied() || !outputs || !outputs[j] || o.bytes == 0) continue;
+    const void* src = o.from_input >= 0      ? inputs[o.from_input]
+                      : o.from_constant >= 0 ? state_->constants[o.from_constant]
+                                             : outputs[o.from_output];
     if (src && src != outputs[j]) std::memmove(outputs[j], src, o.bytes);
   }
 }

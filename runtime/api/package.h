@@ -59,8 +59,11 @@ class Package {
   // A plan for symbol values (package order) or the inputs' shapes (graph order; a scalar's
   // shape is empty). Throws UserError when the shapes are refused, cuda::CudaError for the
   // GPU (no driver, no compatible kernel, ...).
+  // `scalar_values[i]`, when given, is the host address of scalar input i's value: needed for
+  // the scalar inputs that set a symbol ("symbol" in the graph), ignored for the others.
   std::shared_ptr<Plan> bind(const std::vector<int64_t>& symbols);
-  std::shared_ptr<Plan> bind_shapes(const std::vector<std::vector<int64_t>>& input_shapes);
+  std::shared_ptr<Plan> bind_shapes(const std::vector<std::vector<int64_t>>& input_shapes,
+                                    const std::vector<const void*>& scalar_values = {});
   // The sizes symbol values give (no GPU work, no kernel loaded): for describing a binding,
   // with the device of the plans once a bind has chosen one (else kDefaultSmCount SMs).
   std::shared_ptr<const Binding> sizes(const std::vector<int64_t>& symbols);

@@ -79,7 +79,7 @@ void Plan::describe_tensors() {
       input_written_[static_cast<uint32_t>(b->alias_input())] = true;
   for (uint32_t j = 0; j < m.outputs()->size(); ++j) {
     const OutputSource& o = plan_.outputs()[j];
-    output_needed_.push_back(o.from_input < 0 && o.from_output < 0 && o.bytes > 0);
+    output_needed_.push_back(!o.copied() && o.bytes > 0);
     bool strided = false;
     if (o.from_input >= 0) {
       const std::vector<int64_t>& shape = shapes_[o.from_input];
@@ -217,6 +217,18 @@ void Plan::check_pointers(const void* const* inputs, void* const* outputs, const
     if (input_needed_[i] && !inputs[i])
       bad((input_scalar_[i] ? "scalar input " : "input ") +
           quote(m.inputs()->Get(static_cast<uint32_t>(i))->name()->str()) + " is null");
+  // A scalar input that sets a symbol must have the value the plan was bound with.
+  const auto& specs = state_->exe->input_specs();
+  for (size_t i = 0; inputs && i < specs.size(); ++i) {
+    if (specs[i].sets_symbol < 0 || !inputs[i]) continue;
+    const int64_t v = integer_scalar(specs[i].dtype, inputs[i]);
+    const int64_t bound = binding_->symbols[static_cast<size_t>(specs[i].sets_symbol)];
+    if (v != bound)
+      bad("scalar input " + quote(specs[i].name) + " is " + std::to_string(v) +
+          ", but this plan was bound with " +
+          state_->exe->symbol_ranges()[static_cast<size_t>(specs[i].sets_symbol)].name + " = " +
+          std::to_string(bound) + " (bind again for the new size)");
+  }
   auto output = [&](size_t j) {
     return "output " + quote(m.outputs()->Get(static_cast<uint32_t>(j))->name()->str());
   };
@@ -274,6 +286,7 @@ ArgBases Plan::prepare(void* stream, const void* const* inputs, void* const* out
                        void* workspace, size_t workspace_size) {
   ArgBases bases;
   bases.inputs = inputs;
+  bases.constants = state_->constants.data();
   bases.outputs = outputs;
   bases.workspace = workspace_for(workspace, workspace_size);
   bases.counters = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(counters_));
@@ -309,9 +322,10 @@ void Plan::launch(void* stream, const void* const* inputs, void* const* outputs,
   const auto& outs = plan_.outputs();
   for (size_t j = 0; j < outs.size(); ++j) {
     const OutputSource& o = outs[j];
-    if ((o.from_input < 0 && o.from_output < 0) || !outputs || !outputs[j] || o.bytes == 0)
-      continue;
-    const void* src = o.from_input >= 0 ? inputs[o.from_input] : outputs[o.from_output];
+    if (!o.copied() || !outputs || !outputs[j] || o.bytes == 0) continue;
+    const void* src = o.from_input >= 0      ? inputs[o.from_input]
+                      : o.from_constant >= 0 ? state_->constants[o.from_constant]
+                                             : outputs[o.from_output];
     if (src && src != outputs[j])
       cuda::check(d.cuMemcpyDtoDAsync(device_ptr(outputs[j]), device_ptr(src), o.bytes, s),
                   "copying an output");

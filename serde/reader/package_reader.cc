@@ -183,6 +183,9 @@ void PackageView::open(size_t resident) {
     for (const auto* b : *k->binaries())
       if (b->cubin()->size()) blob_offsets_.push_back(b->cubin()->offset());
   }
+  if (metadata_->constants())
+    for (const auto* c : *metadata_->constants())
+      if (c->data()->size()) blob_offsets_.push_back(c->data()->offset());
   std::sort(blob_offsets_.begin(), blob_offsets_.end());
   blob_offsets_.erase(std::unique(blob_offsets_.begin(), blob_offsets_.end()), blob_offsets_.end());
   verified_.reset(new std::atomic<bool>[blob_offsets_.size()]());
@@ -253,7 +256,8 @@ void PackageView::check_consistency() const {
       for (uint32_t s : *t->stride_slots()) slot_ok(s);
       slot_ok(t->bytes_slot());
       for (const auto* e : *t->extents())
-        index_ok(e->symbol(), nsym, "an extent names an unknown symbol");
+        need(e->symbol() == -2 || (e->symbol() >= -1 && e->symbol() < static_cast<int>(nsym)),
+             "an extent names an unknown symbol");
       index_ok(t->buffer(), nbuf, "a tensor names an unknown buffer");
       index_ok(t->alias_input(), nin, "a tensor aliases an unknown input");
       index_ok(t->source_input(), nin, "a tensor names an unknown input");
@@ -268,7 +272,11 @@ void PackageView::check_consistency() const {
     need(b->name() != nullptr, "a buffer has no name");
     slot_ok(b->bytes_slot());
     slot_ok(b->offset_slot());
-    need(b->kind() <= fb::BufferKind::Intermediate, "a buffer has an unknown kind");
+    need(b->kind() <= fb::BufferKind::Constant, "a buffer has an unknown kind");
+    if (b->kind() == fb::BufferKind::Constant)
+      need(m.constants() && b->io_index() >= 0 &&
+               static_cast<size_t>(b->io_index()) < m.constants()->size(),
+           "a buffer's constant index");
     if (b->kind() == fb::BufferKind::Input)
       need(b->io_index() >= 0 && static_cast<size_t>(b->io_index()) < nin,
            "a buffer's input index");
@@ -299,7 +307,9 @@ void PackageView::check_consistency() const {
     }
     for (const auto* a : *k->args()) {
       need(a->name() && a->c_type(), "a kernel has an incomplete argument");
-      need(a->role() <= fb::ArgRole::Workspace, "a kernel argument has an unknown role");
+      need(a->role() <= fb::ArgRole::Size, "a kernel argument has an unknown role");
+      need(a->role() != fb::ArgRole::Size || a->slot() < slots,
+           "a size argument refers to a slot outside the program");
       index_ok(a->buffer(), nbuf, "a kernel argument is in an unknown buffer");
       index_ok(a->input(), nin, "a kernel argument comes from an unknown input");
       index_ok(a->symbol(), nsym, "a kernel argument names an unknown symbol");
@@ -350,6 +360,10 @@ std::string_view PackageView::blob(const fb::BlobRef& ref, const std::string& wh
   if (content_hash64(bytes) != ref.hash()) corrupted("the " + what + " does not match its hash");
   flag.store(true, std::memory_order_release);
   return bytes;
+}
+
+std::string_view PackageView::constant_data(const fb::Constant& c) const {
+  return blob(*c.data(), "data of constant '" + c.name()->str() + "'");
 }
 
 void PackageView::verify_all() const {

@@ -44,6 +44,8 @@ class PackageView {
   std::string_view blob(const fb::BlobRef& ref, const std::string& what) const;
   // Reads and hashes every blob (and the metadata once more).
   void verify_all() const;
+  // The bytes of a constant, verified against its hash when first used.
+  std::string_view constant_data(const fb::Constant& c) const;
 
  private:
   PackageView() = default;

@@ -19,8 +19,14 @@ inline int64_t floor_mod(int64_t a, int64_t b) {
 
 bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, const int64_t* symbols,
                       const DeviceProps& device, int64_t* slots, std::string* error) {
-  const uint32_t n = program.size();
-  for (uint32_t i = 0; i < n; ++i) {
+  return evaluate_program_range(program, 0, program.size(), symbols, device, slots, error);
+}
+
+bool evaluate_program_range(const flatbuffers::Vector<const fb::Instr*>& program, uint32_t begin,
+                            uint32_t end, const int64_t* symbols, const DeviceProps& device,
+                            int64_t* slots, std::string* error) {
+  const uint32_t n = std::min<uint32_t>(end, program.size());
+  for (uint32_t i = begin; i < n; ++i) {
     const fb::Instr* in = program.Get(i);
     int64_t a = 0, b = 0;
     bool ok = true;

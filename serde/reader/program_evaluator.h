@@ -16,5 +16,10 @@ namespace fuserc {
 // division by zero.
 bool evaluate_program(const flatbuffers::Vector<const fb::Instr*>& program, const int64_t* symbols,
                       const DeviceProps& device, int64_t* slots, std::string* error);
+// The same for instructions [begin, end) only (the earlier slots already evaluated): a
+// binding evaluates the prefix a Solve step needs before the symbols it solves are known.
+bool evaluate_program_range(const flatbuffers::Vector<const fb::Instr*>& program, uint32_t begin,
+                            uint32_t end, const int64_t* symbols, const DeviceProps& device,
+                            int64_t* slots, std::string* error);
 
 }  // namespace fuserc
