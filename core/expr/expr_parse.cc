@@ -31,7 +31,9 @@ class Parser {
     Expr e = sum(0);
     skip_space();
     if (pos_ != s_.size()) {
-      if (s_[pos_] == ')') fail(pos_, "unbalanced ')'");
+      const unsigned char c = static_cast<unsigned char>(s_[pos_]);
+      if (c == ')') fail(pos_, "unbalanced ')'");
+      if (!std::isalnum(c) && c != '_' && c != '(') unexpected();
       fail(pos_, "expected an operator (+ - * // %) before " + describe_here());
     }
     return e;
@@ -93,11 +95,11 @@ class Parser {
         if (div && (pos_ + 1 >= s_.size() || s_[pos_ + 1] != '/'))
           fail(at, "'/' is not an extent operator: floor division is '//'");
         pos_ += div ? 2 : 1;
+        skip_space();
         size_t rhs_at = pos_;
         Expr r = unary(depth);
         if (r.lo() <= 0 && r.hi() >= 0) {
           std::string what = std::string(s_.substr(rhs_at, pos_ - rhs_at));
-          while (!what.empty() && what.front() == ' ') what.erase(what.begin());
           fail(rhs_at, std::string(div ? "floor division" : "modulo") + " by '" + what +
                            "', which can be 0");
         }
@@ -139,8 +141,9 @@ class Parser {
       size_t start = pos_;
       int64_t v = 0;
       while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
-        v = v * 10 + (s_[pos_] - '0');
-        if (v > kMaxLiteral) fail(start, "integer is not below 2^62");
+        const int digit = s_[pos_] - '0';
+        if (v > (kMaxLiteral - digit) / 10) fail(start, "integer is not below 2^62");
+        v = v * 10 + digit;
         ++pos_;
       }
       if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) ||
@@ -161,9 +164,13 @@ class Parser {
       return *e;
     }
     if (c == ')') fail(pos_, "expected a number, a symbol or '(' before ')'");
-    std::string shown = std::isprint(static_cast<unsigned char>(c))
-                            ? "'" + std::string(1, c) + "'"
-                            : "byte " + std::to_string(static_cast<unsigned char>(c));
+    unexpected();
+  }
+
+  [[noreturn]] void unexpected() {
+    const unsigned char c = static_cast<unsigned char>(s_[pos_]);
+    std::string shown = std::isprint(c) ? "'" + std::string(1, static_cast<char>(c)) + "'"
+                                        : "byte " + std::to_string(c);
     fail(pos_, "unexpected " + shown +
                    " (an extent expression has integers, symbols, + - * // % and parentheses)");
   }

@@ -480,6 +480,9 @@ void GraphReader::read_aliases(const Json& j) {
     const Value& iv = f_.value(*in);
     if (iv.scalar_input)
       fail(p, "alias target " + quote(in_name) + " is a scalar input; only tensors can be written");
+    if (iv.is_constant())
+      fail(p, "alias target " + quote(in_name) +
+                  " is a constant (the package's values): it cannot be written in place");
     if (ov.dtype != iv.dtype)
       fail(p, "output " + quote(out_name) + " is " + dtype_name(ov.dtype) + " but input " +
                   quote(in_name) + " is " + dtype_name(iv.dtype) +

@@ -377,6 +377,8 @@ void PackageView::verify_all() const {
     for (const auto* b : *k->binaries())
       blob(*b->cubin(), "sm_" + std::to_string(b->arch()) + " cubin of kernel " + name);
   }
+  if (metadata_->constants())
+    for (const auto* c : *metadata_->constants()) constant_data(*c);
 }
 
 }  // namespace fuserc
