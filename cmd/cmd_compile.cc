@@ -1,4 +1,5 @@
 // `fuserc compile GRAPH.json -o OUT.fpkg`: the main job.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -37,8 +38,8 @@ void add_compile_command(CLI::App& app) {
                   "of the lowest is included too (default: sm_80,sm_90)");
   sub->add_option("-j,--jobs", o->jobs, "parallel NVRTC compilations (default: one per core)");
   sub->add_option("--depfile", o->depfile,
-                  "also write the package's dependencies (the graph) to this file in Make "
-                  "syntax, for Ninja and Make");
+                  "also write the package's dependencies (the graph, and the weights files its "
+                  "constants are read from) to this file in Make syntax, for Ninja and Make");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing on success, and no progress line");
   add_cache_flags(*sub, o->cache, true);
   add_pipeline_flags(*sub, o->pipeline);
@@ -66,6 +67,13 @@ void add_compile_command(CLI::App& app) {
     copts.progress = [&progress](size_t done, size_t total) { progress->update(done, total); };
     PassContext ctx = make_pass_context(o->pipeline);
     Fusion f = ctx.timed("parse", [&] { return parse_fusion_file(o->graph); });
+    // The graph and the weights files its constants come from (folding may drop some later;
+    // the package still depends on them).
+    std::vector<std::string> deps = {o->graph};
+    for (const Value& v : f.values)
+      if (v.is_constant() && !v.constant->file().empty() &&
+          std::find(deps.begin(), deps.end(), v.constant->file()) == deps.end())
+        deps.push_back(v.constant->file());
     ctx.dump("parse", [&] { return f.to_text(); });
     CompiledFusion c = compile_fusion(std::move(f), copts, ctx);
     progress.reset();  // the line is erased before anything else is printed
@@ -76,7 +84,7 @@ void add_compile_command(CLI::App& app) {
     // package damaged by one is refused when loaded (its checksums). Forcing them cost more
     // than the rest of a warm-cache compile.
     ctx.timed("write", [&] { write_file_replacing(o->out, serialize_package(c, popts)); });
-    if (!o->depfile.empty()) write_file_replacing(o->depfile, make_depfile(o->out, {o->graph}));
+    if (!o->depfile.empty()) write_file_replacing(o->depfile, make_depfile(o->out, deps));
     if (cache) {
       cache->flush();
       if (!o->quiet && !cache->store_problem().empty())

@@ -5,7 +5,9 @@ rows, grid reductions, accumulation into the buffer, reads of the buffer before 
 reduction), the hazards the plan must order or split, inputs written in place listed as
 outputs, the literals inf/-inf/nan in args, `full` and `pad` for every float dtype (and with
 integer and bool operands), every new unary op for every dtype on random values and on edge
-values, and atan2 of integers and bools.
+values, and atan2 of integers and bools; and those of issue 22: extent expressions in every
+place an extent stands, sizes bound by solving k*S+c and by scalar inputs, size literals, and
+constant inputs (inline values, folded values, a constant output).
 
     /usr/bin/python3 scripts/make_contract_graphs.py [--out tests/graphs]
 
@@ -282,6 +284,103 @@ def atan2_int_bool():
         ["ab", "pq", "ap", "b2", "sa", "qh"])
 
 
+def shapes_tokens():
+    """reshape_tokens_f32 scaled down: rows B*197 (B solved from them), a 197-long middle dim."""
+    return doc("shapes_tokens_f32", {"B": {"hint": 3, "max": 64}},
+               [inp("x", "f32", ["B*197", 8])],
+               [op("reshape", ["x"], "x3", shape=["B", 197, 8]),
+                op("var_mean", ["x3"], ["v", "m"], dims=[-1], keepdim=True, correction=0),
+                op("sub", ["x3", "m"], "d"), op("add", ["v", 1e-05], "ve"),
+                op("rsqrt", ["ve"], "r"), op("mul", ["d", "r"], "n"),
+                op("reshape", ["n"], "n2", shape=["B*197", 8]),
+                op("mean", ["n"], "pooled", dims=[1])],
+               ["n2", "pooled"])
+
+
+def shapes_exprs():
+    """An extent expression wherever an extent stands: input shapes and strides (channels
+    last), reshape, slice bounds, pad amounts, iota's length, full's shape and size value,
+    expand, broadcast_in_dim; size literals as operands."""
+    return doc("shapes_exprs", {"B": {"hint": 3, "max": 64}, "T": {"hint": 5, "max": 64}},
+               [inp("x", "f32", ["B*6", 8]), inp("p", "f32", ["T+1", 4]),
+                inp("c", "f16", ["B", 2, "T", 3], strides=["2*T*3", 1, 6, 2]),
+                inp("q", "bf16", ["2*T+2"])],
+               [op("reshape", ["x"], "x3", shape=["B", 6, 8]),
+                op("slice", ["x3"], "xs", starts=[0, "1", 0], ends=["B", "6-1", 8],
+                   steps=[1, 2, 1]),
+                op("pad", ["p"], "pp", pads=[["T//2", 1], [0, "T%3"]], value=2),
+                op("iota", [], "io", length="T*2+1", dtype="f32"),
+                op("mul", ["io", {"size": "B*T-1"}], "ios"),
+                op("full", [], "fu", shape=["B", "T"], value={"size": "T*T"}, dtype="i32"),
+                op("sum", ["c"], "cs", dims=[1, 3], dtype="f32"),
+                op("div", ["cs", {"size": "2*3"}], "cm"),
+                op("reshape", ["q"], "q2", shape=["T+1", 2]),
+                op("expand", ["q2"], "qe", shape=["B", "T+1", 2]),
+                op("broadcast_in_dim", ["io"], "iob", shape=["2*T+1", "B"],
+                   broadcast_dims=[0])],
+               ["xs", "pp", "ios", "fu", "cm", "qe", "iob"])
+
+
+def shapes_symbol_scalar():
+    """dynamic_full_i64's pattern: a size set by an i32 scalar's value, used by full, iota,
+    a reshape and as an operand."""
+    return doc("shapes_symbol_scalar", {"K": {"hint": 5, "max": 4096}},
+               [inp("k", "i32", symbol="K"), inp("x", "f32", [4])],
+               [op("full", [], "f", shape=["K", 4], value=1.5, dtype="f32"),
+                op("iota", [], "i", length="K", dtype="f32"),
+                op("broadcast_in_dim", ["i"], "ib", shape=["K", 4], broadcast_dims=[0]),
+                op("mul", ["f", "ib"], "fi"), op("add", ["fi", "x"], "y"),
+                op("reshape", ["y"], "r", shape=["K*2", 2]), op("mul", ["x", "k"], "xk")],
+               ["y", "r", "xk"])
+
+
+def shapes_batchnorm_train():
+    """batchnorm_train_fwd_f32 with 4 channels: statistics over N*H*W, the unbiased running
+    variance through size literals, running statistics updated in place."""
+    c = 4
+    return doc("shapes_batchnorm_train",
+               {"N": {"hint": 2, "min": 2, "max": 64}, "H": {"hint": 3, "max": 64},
+                "W": {"hint": 5, "max": 64}},
+               [inp("x", "f32", ["N", c, "H", "W"]), inp("rm", "f32", [c]),
+                inp("rv", "f32", [c], range=[0.5, 2.0])],
+               [op("var_mean", ["x"], ["v", "m"], dims=[0, 2, 3], keepdim=True, correction=0),
+                op("sub", ["x", "m"], "d"), op("add", ["v", 1e-05], "ve"),
+                op("rsqrt", ["ve"], "r"), op("mul", ["d", "r"], "y"),
+                op("reshape", ["m"], "ms", shape=[c]), op("reshape", ["v"], "vs", shape=[c]),
+                op("mul", ["vs", {"size": "N*H*W"}], "vn"),
+                op("div", ["vn", {"size": "N*H*W-1"}], "vu"),
+                op("mul", ["rm", 0.9], "rm0"), op("mul", ["ms", 0.1], "rm1"),
+                op("add", ["rm0", "rm1"], "rm_new"),
+                op("mul", ["rv", 0.9], "rv0"), op("mul", ["vu", 0.1], "rv1"),
+                op("add", ["rv0", "rv1"], "rv_new")],
+               ["y", "rm_new", "rv_new"], aliases={"rm_new": "rm", "rv_new": "rv"})
+
+
+def constants_inline():
+    """Constant inputs of every dtype, inline (nested and flat; inf, -inf, nan), one listed as
+    an output, and values computed from constants alone (folded at compile time)."""
+    return doc("constants_inline", {"N": {"hint": 6, "max": 512}},
+               [inp("x", "f32", ["N", 4]),
+                inp("c", "f32", [4], data=[1, 2, "inf", -0.5]),
+                inp("m", "bool", [2, 2], data=[[True, False], [0, 1]]),
+                inp("h", "f16", [1, 4], data=[0.5, 0.25, 2, 3]),
+                inp("b", "bf16", [4], data=[1.5, -2, 0.125, "-inf"]),
+                inp("i", "i32", [4], data=[1, -2, 3, 2147483647]),
+                inp("l", "i64", [2, 4], data=[[1, 0, 2, 5], [1, 1, -3, 0]]),
+                inp("d", "f64", [4], data=[0.1, 0.2, 0.3, "nan"])],
+               [op("add", ["x", "c"], "y"),
+                op("reshape", ["m"], "m4", shape=[4]),
+                op("where", ["m4", "y", 0.0], "z"),
+                op("mul", ["z", "h"], "zh"),
+                op("sum", ["l"], "ls", dims=[0]),
+                op("mul", ["b", "ls"], "bl"),
+                op("add", ["zh", "bl"], "o"),
+                op("remainder", ["i", 7], "ir"),
+                op("add", ["x", "ir"], "xi"),
+                op("mul", ["x", "d"], "xd")],
+               ["o", "xi", "xd", "c"])
+
+
 def all_graphs():
     g = []
     for dt in DTYPES:
@@ -297,6 +396,8 @@ def all_graphs():
     for dt in DTYPES:
         g.append(unary_new(dt))
     g.append(atan2_int_bool())
+    g += [shapes_tokens(), shapes_exprs(), shapes_symbol_scalar(), shapes_batchnorm_train(),
+          constants_inline()]
     return g
 
 

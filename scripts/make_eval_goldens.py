@@ -28,7 +28,9 @@ FIRST_LIMIT = 4096
 SECOND_LIMIT = 12288
 # Graphs whose constant-shaped inputs would make megabytes of goldens (tests/graphs/public has
 # a verbatim copy, tests/graphs a scaled twin).
-TOO_LARGE = {"embedding_pos_layernorm_bf16"}
+TOO_LARGE = {"embedding_pos_layernorm_bf16", "reshape_tokens_f32"}
+# Ops fuserc does not take yet: graphs with them are left out (and said so) until it does.
+NOT_YET = {"matmul", "linear", "conv", "scaled_dot_product_attention"}
 
 
 def load_oracle(path):
@@ -38,13 +40,19 @@ def load_oracle(path):
     return mod
 
 
+ORACLE = None  # set by main()
+
+
 def symbol_specs(doc):
-    """Every symbol of the graph (declared, or only used in a shape or strides) -> its spec."""
+    """Every symbol of the graph (declared, used in a shape, strides or an extent expression
+    there, or set by a scalar input) -> its spec."""
     syms = {}
     for i in doc["inputs"]:
         for e in i.get("shape", []) + i.get("strides", []):
-            if isinstance(e, str):
-                syms.setdefault(e, {})
+            for n in ORACLE.extent_symbols(e):
+                syms.setdefault(n, {})
+        if "symbol" in i:
+            syms.setdefault(i["symbol"], {})
     for name, spec in doc.get("symbols", {}).items():
         syms[name] = spec
     return syms
@@ -53,8 +61,13 @@ def symbol_specs(doc):
 def numel(shape, binding):
     n = 1
     for e in shape:
-        n *= binding[e] if isinstance(e, str) else e
+        n *= ORACLE.extent(e, binding)
     return n
+
+
+def passed(doc):
+    """The input tensors the caller passes (constants are the graph's own)."""
+    return [i for i in doc["inputs"] if "shape" in i and "data" not in i]
 
 
 def clamp(v, spec):
@@ -65,12 +78,13 @@ def shrink(doc, specs, binding, limit):
     """Lowers symbol values until every input tensor has at most `limit` elements."""
     binding = dict(binding)
     while True:
-        tensors = [i["shape"] for i in doc["inputs"] if "shape" in i]
+        tensors = [i["shape"] for i in passed(doc)]
         big = [s for s in tensors if numel(s, binding) > limit]
         if not big:
             return binding
         shape = max(big, key=lambda s: numel(s, binding))
-        names = [e for e in shape if isinstance(e, str) and binding[e] > specs[e].get("min", 1)]
+        names = sorted({n for e in shape for n in ORACLE.extent_symbols(e)
+                        if binding[n] > specs[n].get("min", 1)})
         if not names:
             print(f"note: {doc['name']}: {shape} keeps {numel(shape, binding)} elements "
                   f"(over {limit}) at the smallest symbol values", file=sys.stderr)
@@ -80,7 +94,7 @@ def shrink(doc, specs, binding, limit):
 
 
 def fits(doc, binding, limit):
-    return all(numel(i["shape"], binding) <= limit for i in doc["inputs"] if "shape" in i)
+    return all(numel(i["shape"], binding) <= limit for i in passed(doc))
 
 
 def bindings(doc):
@@ -113,20 +127,34 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(REPO, "..", "shared", "corpus"))
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "corpus"))
     a = ap.parse_args()
-    oracle = load_oracle(os.path.abspath(a.oracle))
+    global ORACLE
+    oracle = ORACLE = load_oracle(os.path.abspath(a.oracle))
     os.makedirs(a.out, exist_ok=True)
     # Start from a clean set of generated files (README.md is hand-written and kept).
     for f in os.listdir(a.out):
         if f.endswith(".json") or f.endswith(".safetensors"):
             os.remove(os.path.join(a.out, f))
-    graphs = sorted(f for f in os.listdir(a.corpus)
-                    if f.endswith(".json") and os.path.splitext(f)[0] not in TOO_LARGE)
+    graphs = []
+    for f in sorted(os.listdir(a.corpus)):
+        if not f.endswith(".json") or os.path.splitext(f)[0] in TOO_LARGE:
+            continue
+        ops = {op["op"] for op in json.load(open(os.path.join(a.corpus, f)))["ops"]}
+        if ops & NOT_YET:
+            print(f"note: {f} left out: it uses {', '.join(sorted(ops & NOT_YET))}")
+            continue
+        graphs.append(f)
     total = 0
     for g in graphs:
         name = os.path.splitext(g)[0]
         src = os.path.join(a.corpus, g)
-        doc = json.load(open(src))
+        doc = oracle.load_graph(src)
         shutil.copyfile(src, os.path.join(a.out, g))
+        # The weights files its constants are read from, beside it.
+        for i in doc["inputs"]:
+            data = i.get("data")
+            if isinstance(data, dict):
+                shutil.copyfile(os.path.join(a.corpus, data["file"]),
+                                os.path.join(a.out, data["file"]))
         for k, syms in enumerate(bindings(doc)):
             feeds = oracle.make_inputs(doc, seed=k, overrides=syms)
             graph = oracle.Graph(doc)

@@ -50,8 +50,16 @@ std::string segmentation_dot(const Fusion& f, const SegmentedFusion& s,
     << ";\n";
   for (ValueId v : f.inputs) {
     const Value& val = f.value(v);
-    d << "  v" << v << " [shape=box, style=filled, fillcolor=\"#e8e8e8\", label="
-      << dot_quoted(val.name + "\n" + dtype_name(val.dtype) + shape_to_string(val.shape)) << "];\n";
+    // Constants (the package's values) are drawn apart from what the caller passes.
+    if (val.is_constant())
+      d << "  v" << v << " [shape=box, style=\"filled,dashed\", fillcolor=\"#f4ecd8\", label="
+        << dot_quoted(val.name + "\nconstant " + dtype_name(val.dtype) +
+                      shape_to_string(val.shape))
+        << "];\n";
+    else
+      d << "  v" << v << " [shape=box, style=filled, fillcolor=\"#e8e8e8\", label="
+        << dot_quoted(val.name + "\n" + dtype_name(val.dtype) + shape_to_string(val.shape))
+        << "];\n";
   }
   for (size_t i = 0; i < s.segments.size(); ++i) {
     const Segment& seg = s.segments[i];

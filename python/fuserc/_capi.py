@@ -56,6 +56,12 @@ class TensorInfo(ctypes.Structure):
                 ("dim_formula", ctypes.POINTER(ctypes.c_char_p))]
 
 
+class ConstantInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("bytes", ctypes.c_uint64),
+                ("hash", ctypes.c_uint64)]
+
+
 def _repo_root():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -132,11 +138,16 @@ _SIGNATURES = {
     "fuserc_package_input": (_I32, [_P, _I32, ctypes.POINTER(TensorInfo)]),
     "fuserc_package_output": (_I32, [_P, _I32, ctypes.POINTER(TensorInfo)]),
     "fuserc_package_is_emulated": (_I32, [_P]),
+    "fuserc_package_input_symbol": (_I32, [_P, _I32]),
+    "fuserc_package_num_constants": (_I32, [_P]),
+    "fuserc_package_constant": (_I32, [_P, _I32, ctypes.POINTER(ConstantInfo)]),
     "fuserc_package_inspect_json": (_I32, [_P, _I64P, _I32, ctypes.c_char_p, ctypes.c_size_t,
                                            ctypes.POINTER(ctypes.c_size_t)]),
     "fuserc_bind": (_I32, [_P, _I64P, _I32, ctypes.POINTER(_P)]),
     "fuserc_bind_shapes": (_I32, [_P, ctypes.POINTER(_I64P), ctypes.POINTER(_I32), _I32,
                                   ctypes.POINTER(_P)]),
+    "fuserc_bind_inputs": (_I32, [_P, ctypes.POINTER(_I64P), ctypes.POINTER(_I32),
+                                  ctypes.POINTER(_P), _I32, ctypes.POINTER(_P)]),
     "fuserc_plan_free": (None, [_P]),
     "fuserc_plan_workspace_bytes": (ctypes.c_size_t, [_P]),
     "fuserc_plan_num_kernel_launches": (_I32, [_P]),

@@ -28,10 +28,11 @@ _CTYPE_OF = {"bool": ctypes.c_bool, "i32": ctypes.c_int32, "i64": ctypes.c_int64
 
 class TensorSpec:
     """An input or output of a package: `name`, `dtype` (the contract's name), `torch_dtype`,
-    `shape` (per dimension an int or a symbol name, or a formula), and for inputs `is_scalar`
-    and `has_strides`, for outputs `in_place_of` and `source_input` (an input index or -1)."""
+    `shape` (per dimension an int or a symbol name, or a formula), and for inputs `is_scalar`,
+    `has_strides` and `sets_symbol` (the symbol a scalar input's value sets, or None), for
+    outputs `in_place_of` and `source_input` (an input index or -1)."""
 
-    def __init__(self, info, symbols):
+    def __init__(self, info, symbols, sets_symbol=-1):
         self.name = info.name.decode()
         self.dtype = _capi.DTYPE_NAMES[info.dtype]
         self.torch_dtype = TORCH_OF[self.dtype]
@@ -40,6 +41,7 @@ class TensorSpec:
         self.has_strides = bool(info.has_strides)
         self.in_place_of = info.in_place_of
         self.source_input = info.source_input
+        self.sets_symbol = symbols[sets_symbol]["name"] if sets_symbol >= 0 else None
         self.shape = []
         for d in range(info.rank):
             if info.dim_symbol[d] >= 0:
@@ -51,7 +53,8 @@ class TensorSpec:
 
     def __repr__(self):
         if self.is_scalar:
-            return f"{self.name}: {self.dtype} scalar"
+            sets = f" (sets {self.sets_symbol})" if self.sets_symbol else ""
+            return f"{self.name}: {self.dtype} scalar{sets}"
         return f"{self.name}: {self.dtype}[{', '.join(str(e) for e in self.shape)}]"
 
 
@@ -123,7 +126,16 @@ class Package:
         for k in range(l.fuserc_package_num_inputs(meta.ptr)):
             info = _capi.TensorInfo()
             check(l.fuserc_package_input(meta.ptr, k, ctypes.byref(info)))
-            self.inputs.append(TensorSpec(info, self.symbols))
+            self.inputs.append(TensorSpec(info, self.symbols,
+                                          l.fuserc_package_input_symbol(meta.ptr, k)))
+        # The package's own tensors (weights, masks): never passed by the caller.
+        self.constants = []
+        for k in range(l.fuserc_package_num_constants(meta.ptr)):
+            c = _capi.ConstantInfo()
+            check(l.fuserc_package_constant(meta.ptr, k, ctypes.byref(c)))
+            self.constants.append({"name": c.name.decode(), "dtype": _capi.DTYPE_NAMES[c.dtype],
+                                   "shape": tuple(c.shape[d] for d in range(c.rank)),
+                                   "bytes": c.bytes, "hash": f"{c.hash:016x}"})
         for k in range(l.fuserc_package_num_outputs(meta.ptr)):
             info = _capi.TensorInfo()
             check(l.fuserc_package_output(meta.ptr, k, ctypes.byref(info)))
@@ -186,6 +198,9 @@ class Package:
         for name, v in kwargs.items():
             i = self._input_index.get(name)
             if i is None:
+                if any(c["name"] == name for c in self.constants):
+                    raise TypeError(f"{self.name}: {name!r} is a constant of the package (its "
+                                    "values are in the package): it is never passed")
                 raise TypeError(f"{self.name}: no input named {name!r} (inputs: "
                                 f"{', '.join(s.name for s in inputs)})")
             if i < len(args):
@@ -226,7 +241,8 @@ class Package:
                 keep.append(c)
                 in_ptrs[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p) \
                     if not isinstance(c, torch.Tensor) else c.data_ptr()
-                key.append(None)
+                # A scalar that sets a symbol is part of the shape signature.
+                key.append(("value", c.value) if s.sets_symbol else None)
                 continue
             if not isinstance(v, torch.Tensor):
                 raise TypeError(f"{self.name}: input {s.name!r} must be a tensor "
@@ -242,7 +258,7 @@ class Package:
         key = tuple(key)
         bound = handle.plans.get(key)
         if bound is None:
-            bound = self._bind(handle, key, device)
+            bound = self._bind(handle, key, device, in_ptrs)
         for i, (v, s) in enumerate(zip(values, specs)):
             if s.is_scalar:
                 continue
@@ -307,14 +323,17 @@ class Package:
             check(status)
         return self._shape_results(results)
 
-    def _bind(self, handle, key, device):
+    def _bind(self, handle, key, device, in_ptrs):
         l = lib()
         n = len(key)
         shapes = (ctypes.POINTER(ctypes.c_int64) * max(n, 1))()
         ranks = (ctypes.c_int32 * max(n, 1))()
+        # The host value of each scalar input (read for those that set a symbol).
+        scalars = (ctypes.c_void_p * max(n, 1))()
         arrays = []
         for i, shape in enumerate(key):
-            if shape is None:
+            if shape is None or self.inputs[i].is_scalar:
+                scalars[i] = in_ptrs[i] if self.inputs[i].is_scalar else None
                 continue
             a = (ctypes.c_int64 * max(len(shape), 1))(*shape)
             arrays.append(a)
@@ -323,9 +342,10 @@ class Package:
         plan = ctypes.c_void_p()
         if device.type == "cuda":
             with torch.cuda.device(device):  # the first bind takes the current context
-                check(l.fuserc_bind_shapes(handle.ptr, shapes, ranks, n, ctypes.byref(plan)))
+                check(l.fuserc_bind_inputs(handle.ptr, shapes, ranks, scalars, n,
+                                           ctypes.byref(plan)))
         else:
-            check(l.fuserc_bind_shapes(handle.ptr, shapes, ranks, n, ctypes.byref(plan)))
+            check(l.fuserc_bind_inputs(handle.ptr, shapes, ranks, scalars, n, ctypes.byref(plan)))
         bound = _Bound(plan, self.inputs, self.outputs)
         if len(handle.plans) >= 64:
             handle.plans.pop(next(iter(handle.plans)))

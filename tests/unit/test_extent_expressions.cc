@@ -4,6 +4,9 @@
 // (the emulator) and at every runtime entry point.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "core/expr/expr_parse.h"
 #include "core/frontend/symbol_binding.h"
 #include "emulated_check.h"
@@ -347,4 +350,13 @@ TEST_CASE("binding from expressions: eval and every runtime entry point agree, a
   CHECK(fo.load_f32(7) == 1.5f);
   fuserc_plan_free(cp);
   fuserc_package_free(p);
+}
+
+TEST_CASE("the public reshape_tokens_f32 graph: eval and generated kernels agree",
+          "[extent][emulated]") {
+  std::ifstream in(std::string(FUSERC_TEST_GRAPHS_DIR) + "/public/reshape_tokens_f32.json");
+  REQUIRE(in.good());
+  std::stringstream s;
+  s << in.rdbuf();
+  check_graph(s.str(), {{{"B", 1}}, {{"B", 2}}}, {false, false});
 }
