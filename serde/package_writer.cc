@@ -8,6 +8,7 @@
 #include "core/schedule/device_model.h"
 #include "fuserc/version.h"
 #include "serde/expr_program.h"
+#include "serde/package_file.h"
 #include "serde/reader/package_layout.h"
 
 namespace fuserc {
@@ -365,15 +366,11 @@ std::string serialize_package(const CompiledFusion& c, const PackageOptions& opt
   fb::FinishPackageBuffer(b, p.Finish());
 
   const uint8_t* buf = b.GetBufferPointer();
-  size_t size = b.GetSize();
   const fb::Package* pkg = fb::GetPackage(buf);
   size_t blob_offset = pkg->blob_data()->data() - buf;
-  uint64_t head = package_head_hash(buf, size, blob_offset, pkg->blob_data()->size());
-  std::string out(reinterpret_cast<const char*>(buf), size);
-  uint8_t trailer[kPackageTrailerSize];
-  encode_trailer({head, blob_offset, pkg->blob_data()->size()}, trailer);
-  out.append(reinterpret_cast<const char*>(trailer), kPackageTrailerSize);
-  return out;
+  // No constants yet, so no external data: the trailer follows the FlatBuffer.
+  return assemble_package(std::string_view(reinterpret_cast<const char*>(buf), b.GetSize()),
+                          blob_offset, pkg->blob_data()->size(), {});
 }
 
 void write_package(const std::string& path, const CompiledFusion& c,
