@@ -350,6 +350,19 @@ TEST_CASE("external data: opening reads none of it, a damaged piece fails only w
         "p.fpkg: corrupted package: the data of constant 'b' does not match its hash");
   CHECK(i->constant_data(constant(*i, "s")) == cs[3].bytes);
 
+  // Two refs at one offset are checked apart: the shorter one's check does not vouch for the
+  // longer one's other bytes.
+  const std::string a8 = pattern(8, 5);
+  Built shared = build(
+      {{"a", fb::DType::F32, {2}, a8, false},
+       {"h", fb::DType::F32, {1}, "", false, fb::BlobRef(0, 4, content_hash64(a8.substr(0, 4)))}});
+  std::string shared_bytes = shared.bytes();
+  shared_bytes[shared.blob_offset + 6] ^= 0x01;
+  auto sh = PackageView::from_bytes(shared_bytes, "p.fpkg");
+  CHECK(sh->constant_data(constant(*sh, "h")) == a8.substr(0, 4));
+  CHECK(error_of([&] { sh->constant_data(constant(*sh, "a")); }) ==
+        "p.fpkg: corrupted package: the data of constant 'a' does not match its hash");
+
   // The zero padding between pieces is checked by verify_all.
   std::string padding = bytes;
   padding[section + 1000 + 3] = 1;
