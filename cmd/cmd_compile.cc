@@ -26,6 +26,7 @@ void add_compile_command(CLI::App& app) {
   struct Options {
     std::string graph, out, archs = "sm_80,sm_90", depfile;
     int jobs = 0;
+    uint64_t external_min = CompiledFusion::kDefaultExternalConstantBytes;
     bool quiet = false;
     PipelineFlags pipeline;
     CacheFlags cache;
@@ -40,6 +41,10 @@ void add_compile_command(CLI::App& app) {
   sub->add_option("--depfile", o->depfile,
                   "also write the package's dependencies (the graph, and the weights files its "
                   "constants are read from) to this file in Make syntax, for Ninja and Make");
+  sub->add_option("--external-data-min", o->external_min,
+                  "constants of at least this many bytes are stored after the package's "
+                  "FlatBuffer, aligned for mapping, and read only when a bind needs them "
+                  "(default 65536; smaller ones are blobs inside it)");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing on success, and no progress line");
   add_cache_flags(*sub, o->cache, true);
   add_pipeline_flags(*sub, o->pipeline);
@@ -63,6 +68,7 @@ void add_compile_command(CLI::App& app) {
     std::filesystem::path out(o->out);
     copts.failure_dir = out.has_parent_path() ? out.parent_path().string() : ".";
     copts.cache = cache.get();
+    copts.external_constant_bytes = o->external_min;
     std::optional<ProgressLine> progress(std::in_place, !o->quiet);
     copts.progress = [&progress](size_t done, size_t total) { progress->update(done, total); };
     PassContext ctx = make_pass_context(o->pipeline);
@@ -83,7 +89,7 @@ void add_compile_command(CLI::App& app) {
     // atomically but are not forced to disk (fsync): after a crash the build runs again, and a
     // package damaged by one is refused when loaded (its checksums). Forcing them cost more
     // than the rest of a warm-cache compile.
-    ctx.timed("write", [&] { write_file_replacing(o->out, serialize_package(c, popts)); });
+    ctx.timed("write", [&] { write_package(o->out, c, popts, /*durable=*/false); });
     if (!o->depfile.empty()) write_file_replacing(o->depfile, make_depfile(o->out, deps));
     if (cache) {
       cache->flush();

@@ -24,13 +24,15 @@ void add_inputs_command(CLI::App& app) {
       "Floats are uniform in each input's \"range\" (default [-2, 2]), integers uniform\n"
       "in its integers, bools fair coin flips. An integer input without a range that\n"
       "indexes (index_select, gather; through views and casts) stays inside the extent\n"
-      "it indexes.");
+      "it indexes. A scalar input that sets a symbol gets the symbol's value; constants\n"
+      "(inputs with \"data\") are the graph's and are not written.");
   sub->callback([o] {
     Fusion f = parse_fusion_file(o->graph);
     auto symbols = choose_symbol_values(f, parse_bindings(o->bind));
     TensorMap tensors = make_random_inputs(f, symbols, o->seed);
     std::vector<std::pair<std::string, const HostTensor*>> list;
     for (ValueId id : f.inputs) {
+      if (f.value(id).is_constant()) continue;  // the graph holds its values
       const std::string& name = f.value(id).name;
       list.emplace_back(name, &tensors.at(name));
     }

@@ -9,6 +9,7 @@
 #include "core/schedule/device_model.h"
 #include "fuserc/version.h"
 #include "serde/expr_program.h"
+#include "serde/package_file.h"
 #include "serde/reader/package_layout.h"
 
 namespace fuserc {
@@ -71,8 +72,12 @@ class BlobStore {
 
 class MetadataWriter {
  public:
-  MetadataWriter(const CompiledFusion& c, const PackageOptions& o, BlobStore& blobs)
-      : c_(c),
+  // `external`: receives the bytes of the constants that go to the external data section, in
+  // the order their BlobRefs lay them out.
+  MetadataWriter(const CompiledFusion& c, const PackageOptions& o, BlobStore& blobs,
+                 std::vector<std::string_view>& external)
+      : external_(external),
+        c_(c),
         f_(c.fusion),
         options_(o),
         blobs_(blobs),
@@ -116,6 +121,7 @@ class MetadataWriter {
   }
 
  private:
+  std::vector<std::string_view>& external_;
   const CompiledFusion& c_;
   const Fusion& f_;
   const PackageOptions& options_;
@@ -178,16 +184,31 @@ class MetadataWriter {
   }
 
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Constant>>> build_constants() {
+    // The external ones' places first: their BlobRefs name offsets in the section.
+    std::vector<uint64_t> sizes;
+    for (ValueId id : f_.inputs)
+      if (f_.value(id).is_constant() && c_.external(f_.value(id)))
+        sizes.push_back(f_.value(id).constant->size());
+    uint64_t section_size = 0;
+    const std::vector<uint64_t> offsets = layout_external(sizes, &section_size);
     std::vector<fbs::Offset<fb::Constant>> v;
+    size_t next = 0;
     for (ValueId id : f_.inputs) {
       const Value& val = f_.value(id);
       if (!val.is_constant()) continue;
       std::vector<int64_t> shape;
       for (const auto& e : val.shape) shape.push_back(e.value());
-      fb::BlobRef data = blobs_.add("constant:" + val.name, val.constant->bytes());
+      const bool external = c_.external(val);
+      fb::BlobRef data;
+      if (external) {
+        data = fb::BlobRef(offsets[next++], val.constant->size(), val.constant->hash());
+        external_.push_back(val.constant->bytes());
+      } else {
+        data = blobs_.add("constant:" + val.name, val.constant->bytes());
+      }
       auto name = b_.CreateString(val.name);
       auto shape_v = b_.CreateVector(shape);
-      v.push_back(fb::CreateConstant(b_, name, to_fb(val.dtype), shape_v, &data, false,
+      v.push_back(fb::CreateConstant(b_, name, to_fb(val.dtype), shape_v, &data, external,
                                      buffer_index(id)));
     }
     return b_.CreateVector(v);
@@ -409,9 +430,19 @@ class MetadataWriter {
 
 }  // namespace
 
-std::string serialize_package(const CompiledFusion& c, const PackageOptions& options) {
+namespace {
+
+// A package's parts: the finished FlatBuffer (the blob range in it) and the external pieces.
+struct PackageParts {
+  std::string flatbuffer;
+  size_t blob_offset = 0, blob_size = 0;
+  std::vector<std::string_view> external;  // views into the compiled fusion's constants
+};
+
+PackageParts build_package(const CompiledFusion& c, const PackageOptions& options) {
+  PackageParts parts;
   BlobStore blobs;
-  std::string metadata = MetadataWriter(c, options, blobs).build();
+  std::string metadata = MetadataWriter(c, options, blobs, parts.external).build();
   fbs::FlatBufferBuilder b(metadata.size() + blobs.data().size() + 1024);
   // The blob data first: FlatBuffers builds back to front, so it ends the buffer.
   auto blob_data =
@@ -425,22 +456,28 @@ std::string serialize_package(const CompiledFusion& c, const PackageOptions& opt
   p.add_metadata_hash(content_hash64(metadata));
   p.add_blob_data(blob_data);
   fb::FinishPackageBuffer(b, p.Finish());
-
   const uint8_t* buf = b.GetBufferPointer();
-  size_t size = b.GetSize();
   const fb::Package* pkg = fb::GetPackage(buf);
-  size_t blob_offset = pkg->blob_data()->data() - buf;
-  uint64_t head = package_head_hash(buf, size, blob_offset, pkg->blob_data()->size());
-  std::string out(reinterpret_cast<const char*>(buf), size);
-  uint8_t trailer[kPackageTrailerSize];
-  encode_trailer({head, blob_offset, pkg->blob_data()->size()}, trailer);
-  out.append(reinterpret_cast<const char*>(trailer), kPackageTrailerSize);
-  return out;
+  parts.blob_offset = static_cast<size_t>(pkg->blob_data()->data() - buf);
+  parts.blob_size = pkg->blob_data()->size();
+  parts.flatbuffer.assign(reinterpret_cast<const char*>(buf), b.GetSize());
+  return parts;
 }
 
-void write_package(const std::string& path, const CompiledFusion& c,
-                   const PackageOptions& options) {
-  write_file_atomically(path, serialize_package(c, options));
+}  // namespace
+
+std::string serialize_package(const CompiledFusion& c, const PackageOptions& options) {
+  PackageParts p = build_package(c, options);
+  return assemble_package(p.flatbuffer, p.blob_offset, p.blob_size, p.external);
+}
+
+void write_package(const std::string& path, const CompiledFusion& c, const PackageOptions& options,
+                   bool durable) {
+  PackageParts p = build_package(c, options);
+  if (durable)
+    write_package_file(path, p.flatbuffer, p.blob_offset, p.blob_size, p.external);
+  else
+    replace_package_file(path, p.flatbuffer, p.blob_offset, p.blob_size, p.external);
 }
 
 }  // namespace fuserc

@@ -131,7 +131,12 @@ int open_unnamed_beside(const std::string& path) {
   return fd;
 }
 
-void write_via_rename(const std::string& path, std::string_view data, bool durable) {
+// Thrown by the `write` given to a producer when a write fails, caught in write_via_rename.
+struct WriteFailed {
+  int err;
+};
+
+void write_via_rename(const std::string& path, const ProduceBytes& produce, bool durable) {
   if (path.empty()) fail_write(path, ENOENT);
   const std::string temp = temp_path_for(path);
   int fd = open_unnamed_beside(path);
@@ -146,7 +151,19 @@ void write_via_rename(const std::string& path, std::string_view data, bool durab
   }
 
   FdCloser closer(fd);
-  int err = write_all(fd, data);
+  int err = 0;
+  try {
+    produce([fd](std::string_view bytes) {
+      if (int e = write_all(fd, bytes)) throw WriteFailed{e};
+    });
+  } catch (const WriteFailed& f) {
+    err = f.err;
+  } catch (...) {
+    // The producer failed: drop the temporary (an unnamed one goes with its descriptor).
+    closer.close_now();
+    if (!unnamed) ::unlink(temp.c_str());
+    throw;
+  }
   if (err == 0 && durable && ::fsync(fd) != 0) err = errno;
   // An unnamed file gets its temporary name only once it is whole; the rename then replaces
   // `path` atomically, as for a named temporary.
@@ -167,12 +184,20 @@ void write_via_rename(const std::string& path, std::string_view data, bool durab
 
 }  // namespace
 
+void write_file_atomically_streamed(const std::string& path, const ProduceBytes& produce) {
+  write_via_rename(path, produce, true);
+}
+
+void write_file_replacing_streamed(const std::string& path, const ProduceBytes& produce) {
+  write_via_rename(path, produce, false);
+}
+
 void write_file_atomically(const std::string& path, std::string_view data) {
-  write_via_rename(path, data, true);
+  write_file_atomically_streamed(path, [data](const WriteBytes& write) { write(data); });
 }
 
 void write_file_replacing(const std::string& path, std::string_view data) {
-  write_via_rename(path, data, false);
+  write_file_replacing_streamed(path, [data](const WriteBytes& write) { write(data); });
 }
 
 }  // namespace fuserc

@@ -1,8 +1,9 @@
 // Owns whole-file reads and atomic whole-file writes. Every file fuserc produces goes through
-// write_file_atomically or write_file_replacing, so an interrupted or failed run never leaves a
-// partial output.
+// write_file_atomically or write_file_replacing (or their streamed forms, for files too large
+// to hold in memory), so an interrupted or failed run never leaves a partial output.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,14 @@ void write_file_atomically(const std::string& path, std::string_view data);
 // The same without the fsyncs: a reader sees the old file or the whole new one, but after a
 // power loss the new one may be damaged. For caches, whose readers check what they read.
 void write_file_replacing(const std::string& path, std::string_view data);
+
+// The same two, for contents produced piece by piece: `produce` is called once and calls
+// `write` with each piece in order (a piece may point into a mapped file; nothing is copied).
+// If a write fails, `write` throws and the UserError names `path`; if `produce` throws, its
+// exception propagates. Either way nothing is left at `path` but the previous file.
+using WriteBytes = std::function<void(std::string_view)>;
+using ProduceBytes = std::function<void(const WriteBytes& write)>;
+void write_file_atomically_streamed(const std::string& path, const ProduceBytes& produce);
+void write_file_replacing_streamed(const std::string& path, const ProduceBytes& produce);
 
 }  // namespace fuserc

@@ -1,6 +1,7 @@
 #include "serde/reader/package_reader.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,25 +47,34 @@ std::unique_ptr<PackageView> PackageView::open_file(const std::string& path) {
   if (::fstat(p->fd_, &st) != 0 || !S_ISREG(st.st_mode))
     throw UserError(SourcePlace{path}, "cannot read: not a regular file");
   p->size_ = static_cast<size_t>(st.st_size);
-  p->storage_.reset(new uint8_t[std::max<size_t>(p->size_, 1)]);
-  p->data_ = p->storage_.get();
-  size_t resident = p->size_;
-  if (p->size_ > kFirstRead) {
-    // The trailer says where the head ends: read it, then the head in one go.
-    resident = 0;
-    const size_t t = p->size_ - kPackageTrailerSize;
-    PackageTrailer trailer;
-    if (pread_all(p->fd_, p->storage_.get() + t, kPackageTrailerSize, t) &&
-        decode_trailer(p->storage_.get() + t, trailer) && trailer.blob_offset >= 8 &&
-        trailer.blob_offset <= t) {
-      resident = static_cast<size_t>(trailer.blob_offset);
-    } else {
-      resident = 8;  // enough to tell a foreign file from a damaged package
-    }
-  }
-  if (!pread_all(p->fd_, p->storage_.get(), resident, 0))
+  auto cannot_read = [&] {
     throw UserError(SourcePlace{path}, std::string("cannot read: ") + std::strerror(errno));
-  p->open(resident);
+  };
+  if (p->size_ <= kFirstRead) {
+    // Small: one read (whatever it holds; external data is still used only through a mapping).
+    p->storage_.reset(new uint8_t[std::max<size_t>(p->size_, 1)]);
+    if (!pread_all(p->fd_, p->storage_.get(), p->size_, 0)) cannot_read();
+    p->data_ = p->storage_.get();
+    p->check_frame(p->data_, p->data_ + p->size_, p->size_);
+    p->open_head(p->head_size_);
+    return p;
+  }
+  // The trailer says where the head ends: read it, then the head up to the blobs in one go
+  // (just enough to tell a foreign file from a damaged package when the trailer is unusable).
+  uint8_t tail[kPackageTrailerSize];
+  if (!pread_all(p->fd_, tail, kPackageTrailerSize, p->size_ - kPackageTrailerSize)) cannot_read();
+  PackageTrailer trailer;
+  uint64_t head_end = 0;
+  if (read_trailer(tail + kPackageTrailerSize, kPackageTrailerSize, p->size_, trailer) ==
+      TrailerRead::Ok)
+    head_end = package_head_end(trailer, p->size_);
+  const size_t first =
+      head_end >= 8 ? static_cast<size_t>(std::max<uint64_t>(trailer.blob_offset, 8)) : 8;
+  p->storage_.reset(new uint8_t[std::max<size_t>(static_cast<size_t>(head_end), first)]);
+  if (!pread_all(p->fd_, p->storage_.get(), first, 0)) cannot_read();
+  p->data_ = p->storage_.get();
+  p->check_frame(p->data_, tail + kPackageTrailerSize, kPackageTrailerSize);
+  p->open_head(first);
   return p;
 }
 
@@ -74,7 +84,9 @@ std::unique_ptr<PackageView> PackageView::from_bytes(std::string bytes, const st
   p->owned_ = std::move(bytes);
   p->data_ = reinterpret_cast<const uint8_t*>(p->owned_.data());
   p->size_ = p->owned_.size();
-  p->open(p->size_);
+  p->check_frame(p->data_, p->data_ + p->size_, p->size_);
+  p->external_data_ = p->data_ + p->external_offset_;
+  p->open_head(p->head_size_);
   return p;
 }
 
@@ -82,19 +94,23 @@ std::unique_ptr<PackageView> PackageView::view_bytes(const uint8_t* data, size_t
                                                      const std::string& name) {
   std::unique_ptr<PackageView> p(new PackageView());
   p->name_ = name;
+  p->size_ = size;
+  p->check_frame(data, data + size, size);
+  p->external_data_ = data + p->external_offset_;
   if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-    // FlatBuffers reads its tables in place: bytes not 8-byte aligned are read from a copy.
-    p->storage_.reset(new uint8_t[std::max<size_t>(size, 1)]);
-    if (size) std::memcpy(p->storage_.get(), data, size);
+    // FlatBuffers reads its tables in place: a head not 8-byte aligned is read from a copy
+    // (the external data is not copied: its users copy what they need aligned).
+    p->storage_.reset(new uint8_t[p->head_size_]);
+    std::memcpy(p->storage_.get(), data, p->head_size_);
     data = p->storage_.get();
   }
   p->data_ = data;
-  p->size_ = size;
-  p->open(size);
+  p->open_head(p->head_size_);
   return p;
 }
 
 PackageView::~PackageView() {
+  if (mapping_) ::munmap(mapping_, mapping_size_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -109,46 +125,57 @@ void PackageView::read_range(size_t offset, size_t length) const {
     throw UserError(SourcePlace{name_}, "cannot read: the file changed or is unreadable");
 }
 
-void PackageView::open(size_t resident) {
+void PackageView::check_frame(const uint8_t* first, const uint8_t* tail_end,
+                              size_t tail_available) {
   // 1. Size and identifier.
-  if (size_ < 8 || std::memcmp(data_ + 4, kPackageIdentifier, 4) != 0) {
+  if (size_ < 8 || std::memcmp(first + 4, kPackageIdentifier, 4) != 0) {
     if (size_ == 0) throw UserError(SourcePlace{name_}, "not a fuserc package: the file is empty");
     throw UserError(SourcePlace{name_},
                     "not a fuserc package (no FZPK identifier; was it written by fuserc compile?)");
   }
   // 2. Trailer.
-  if (size_ < 64 + kPackageTrailerSize)
+  if (size_ < 64 + kPackageTrailerSizeV1)
     throw UserError(SourcePlace{name_}, "truncated package (" + std::to_string(size_) + " bytes)");
-  // The trailer is resident: small files are read whole, open_file reads it first otherwise.
-  const size_t fb_size = size_ - kPackageTrailerSize;
   PackageTrailer trailer;
-  if (!decode_trailer(data_ + fb_size, trailer)) {
-    if (std::memcmp(data_ + size_ - 8, kPackageTrailerMagic, 7) == 0)
+  switch (read_trailer(tail_end, tail_available, size_, trailer)) {
+    case TrailerRead::Ok: break;
+    case TrailerRead::Newer:
       throw UserError(SourcePlace{name_},
-                      "the package was written by a newer fuserc (its layout is not version 1)");
-    throw UserError(SourcePlace{name_},
-                    "truncated or corrupted package: the end marker is missing (" +
-                        std::to_string(size_) + " bytes)");
+                      "the package was written by a newer fuserc (its trailer is FZPKEND" +
+                          std::string(1, static_cast<char>(tail_end[-1])) +
+                          "; this fuserc reads FZPKEND1 and FZPKEND2)");
+    case TrailerRead::Missing:
+      throw UserError(SourcePlace{name_},
+                      "truncated or corrupted package: the end marker is missing (" +
+                          std::to_string(size_) + " bytes)");
   }
-  if (trailer.blob_offset > fb_size || trailer.blob_size > fb_size - trailer.blob_offset)
-    corrupted("its trailer points outside the file");
+  const uint64_t head_end = package_head_end(trailer, size_);
+  if (head_end < 8) corrupted("its trailer points outside the file");
+  head_size_ = static_cast<size_t>(head_end);
   blob_offset_ = static_cast<size_t>(trailer.blob_offset);
   blob_size_ = static_cast<size_t>(trailer.blob_size);
-  // The head: everything but the blobs.
+  external_offset_ = static_cast<size_t>(trailer.external_offset);
+  external_size_ = static_cast<size_t>(trailer.external_size);
+  head_hash_ = trailer.head_hash;
+  old_trailer_ = trailer.trailer_size == kPackageTrailerSizeV1;
+}
+
+void PackageView::open_head(size_t resident) {
+  // The head: everything before the external section but the blobs.
   if (resident < blob_offset_) read_range(resident, blob_offset_ - resident);
   size_t tail = blob_offset_ + blob_size_;
-  if (tail < fb_size && resident < fb_size) {
+  if (tail < head_size_ && resident < head_size_) {
     size_t from = std::max(tail, resident);
-    read_range(from, fb_size - from);
+    read_range(from, head_size_ - from);
   }
   // 3. Checksum of the head.
-  if (package_head_hash(data_, fb_size, blob_offset_, blob_size_) != trailer.head_hash)
+  if (package_head_hash(data_, head_size_, blob_offset_, blob_size_) != head_hash_)
     corrupted("the checksum of its structure does not match");
   // 4. Structure and version.
   flatbuffers::Verifier::Options vopts;
   vopts.max_depth = 32;
   vopts.max_tables = 10'000'000;
-  flatbuffers::Verifier verifier(data_, fb_size, vopts);
+  flatbuffers::Verifier verifier(data_, head_size_, vopts);
   if (!fb::VerifyPackageBuffer(verifier))
     corrupted("the FlatBuffers verifier rejected its structure");
   package_ = fb::GetPackage(data_);
@@ -159,6 +186,10 @@ void PackageView::open(size_t resident) {
                         std::to_string(version) + "; this fuserc reads version " +
                         std::to_string(kPackageFormatVersion) + ")");
   if (version == 0) corrupted("format version 0");
+  if (old_trailer_ && version >= 3)
+    corrupted("its trailer (FZPKEND1) is older than its format version " + std::to_string(version));
+  if (version < 3 && external_size_ > 0)
+    corrupted("external data in a package of format version " + std::to_string(version));
   if (!package_->metadata() || !package_->blob_data()) corrupted("a section is missing");
   if (static_cast<size_t>(package_->blob_data()->data() - data_) != blob_offset_ ||
       package_->blob_data()->size() != blob_size_)
@@ -175,24 +206,48 @@ void PackageView::open(size_t resident) {
   if (!metadata_ || metadata_->format_version() != version)
     corrupted("the metadata section is inconsistent with the header");
   // 5. Consistency.
-  check_consistency();
+  check_consistency(version);
   // Empty blobs need no flag (and may share an offset with the next blob).
+  auto add = [](CheckedRefs& refs, const fb::BlobRef* r) {
+    if (r->size()) refs.keys.push_back({r->offset(), r->size(), r->hash()});
+  };
   for (const auto* k : *metadata_->kernels()) {
-    if (k->source()->size()) blob_offsets_.push_back(k->source()->offset());
-    if (k->ptx()->size()) blob_offsets_.push_back(k->ptx()->offset());
-    for (const auto* b : *k->binaries())
-      if (b->cubin()->size()) blob_offsets_.push_back(b->cubin()->offset());
+    add(blobs_, k->source());
+    add(blobs_, k->ptx());
+    for (const auto* b : *k->binaries()) add(blobs_, b->cubin());
   }
   if (metadata_->constants())
     for (const auto* c : *metadata_->constants())
-      if (c->data()->size()) blob_offsets_.push_back(c->data()->offset());
-  std::sort(blob_offsets_.begin(), blob_offsets_.end());
-  blob_offsets_.erase(std::unique(blob_offsets_.begin(), blob_offsets_.end()), blob_offsets_.end());
-  verified_.reset(new std::atomic<bool>[blob_offsets_.size()]());
+      add(c->external() ? external_ : blobs_, c->data());
+  blobs_.build();
+  external_.build();
+}
+
+bool PackageView::RefKey::operator<(const RefKey& o) const {
+  if (offset != o.offset) return offset < o.offset;
+  if (size != o.size) return size < o.size;
+  return hash < o.hash;
+}
+
+bool PackageView::RefKey::operator==(const RefKey& o) const {
+  return offset == o.offset && size == o.size && hash == o.hash;
+}
+
+void PackageView::CheckedRefs::build() {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  done.reset(new std::atomic<bool>[keys.size()]());
+}
+
+std::atomic<bool>& PackageView::CheckedRefs::flag(const fb::BlobRef& ref) const {
+  const RefKey key{ref.offset(), ref.size(), ref.hash()};
+  auto it = std::lower_bound(keys.begin(), keys.end(), key);
+  FUSERC_CHECK(it != keys.end() && *it == key, "a blob or constant not in this package");
+  return done[it - keys.begin()];
 }
 
 // Messages are built only when a check fails: this runs on every load.
-void PackageView::check_consistency() const {
+void PackageView::check_consistency(uint32_t version) const {
   const fb::Metadata& m = *metadata_;
   auto need = [&](bool ok, const char* what) {
     if (!ok) corrupted(what);
@@ -341,6 +396,54 @@ void PackageView::check_consistency() const {
     for (uint32_t b : *l->writes()) need(b < nbuf, "a launch writes an unknown buffer");
   }
   slot_ok(m.workspace_bytes_slot());
+  check_constants(version);
+}
+
+void PackageView::check_constants(uint32_t version) const {
+  const auto* constants = metadata_->constants();
+  if (!constants) return;
+  auto need = [&](bool ok, const char* what) {
+    if (!ok) corrupted(what);
+  };
+  need(version >= 3, "a package older than format version 3 has constants");
+  // Bytes per element of each fb::DType.
+  static constexpr uint64_t kDTypeBytes[] = {1, 4, 8, 2, 2, 4, 8};
+  static_assert(sizeof kDTypeBytes / sizeof kDTypeBytes[0] ==
+                static_cast<size_t>(fb::DType::MAX) + 1);
+  const size_t nbuf = metadata_->buffers()->size();
+  for (const auto* c : *constants) {
+    need(c->name() && c->data(), "a constant is incomplete");
+    need(c->dtype() <= fb::DType::MAX, "a constant has an unknown dtype");
+    // A shape of 8-byte integers: the verifier checks only its length's alignment.
+    need(!c->shape() || c->shape()->size() == 0 ||
+             reinterpret_cast<uintptr_t>(c->shape()->data()) % alignof(int64_t) == 0,
+         "a constant's shape is misaligned");
+    uint64_t count = 1;
+    bool fits = true;
+    if (c->shape())
+      for (int64_t e : *c->shape()) {
+        const uint64_t u = static_cast<uint64_t>(e);
+        if (e < 0 || (u != 0 && count > UINT64_MAX / u)) {
+          fits = false;
+          break;
+        }
+        count *= u;
+      }
+    const uint64_t elem = kDTypeBytes[static_cast<size_t>(c->dtype())];
+    const fb::BlobRef* r = c->data();
+    need(fits && count <= UINT64_MAX / elem && count * elem == r->size(),
+         "a constant's shape and the size of its data disagree");
+    if (c->external()) {
+      need(r->offset() <= external_size_ && r->size() <= external_size_ - r->offset(),
+           "a constant's data lies outside the external data");
+      need(r->offset() % kExternalAlignment == 0, "a constant's external data is misaligned");
+    } else {
+      need(r->offset() <= blob_size_ && r->size() <= blob_size_ - r->offset(),
+           "a constant's data lies outside the blob data");
+    }
+    need(c->buffer() >= -1 && c->buffer() < static_cast<int>(nbuf),
+         "a constant names an unknown buffer");
+  }
 }
 
 std::string_view PackageView::blob(const fb::BlobRef& ref, const std::string& what) const {
@@ -350,9 +453,7 @@ std::string_view PackageView::blob(const fb::BlobRef& ref, const std::string& wh
     if (content_hash64(bytes) != ref.hash()) corrupted("the " + what + " does not match its hash");
     return bytes;
   }
-  auto it = std::lower_bound(blob_offsets_.begin(), blob_offsets_.end(), ref.offset());
-  FUSERC_CHECK(it != blob_offsets_.end() && *it == ref.offset(), "blob() of an unknown blob");
-  std::atomic<bool>& flag = verified_[it - blob_offsets_.begin()];
+  std::atomic<bool>& flag = blobs_.flag(ref);
   if (flag.load(std::memory_order_acquire)) return bytes;
   std::lock_guard<std::mutex> lock(mutex_);
   if (flag.load(std::memory_order_relaxed)) return bytes;
@@ -363,7 +464,91 @@ std::string_view PackageView::blob(const fb::BlobRef& ref, const std::string& wh
 }
 
 std::string_view PackageView::constant_data(const fb::Constant& c) const {
-  return blob(*c.data(), "data of constant '" + c.name()->str() + "'");
+  if (!c.external()) return blob(*c.data(), "data of constant " + quote(c.name()->str()));
+  return external_piece(*c.data(), c.name()->str());
+}
+
+bool PackageView::constant_data_aligned(const fb::Constant& c) const {
+  uintptr_t at;
+  if (!c.external()) {
+    at = reinterpret_cast<uintptr_t>(data_ + blob_offset_ + c.data()->offset());
+  } else if (fd_ >= 0) {
+    // Mapped from a page boundary (a multiple of 4096, so of 256) at or below the section.
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    at = static_cast<uintptr_t>(external_offset_ % page + c.data()->offset());
+  } else {
+    at = reinterpret_cast<uintptr_t>(external_data_.load(std::memory_order_acquire) +
+                                     c.data()->offset());
+  }
+  return at % kExternalAlignment == 0;
+}
+
+// Called with external_mutex_ held.
+const uint8_t* PackageView::external_data() const {
+  const uint8_t* p = external_data_.load(std::memory_order_acquire);
+  if (p) return p;
+  FUSERC_CHECK(fd_ >= 0 && external_size_ > 0, "external data of a package without any");
+  // The file must still be the one whose head was checked (a shorter one would fault).
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) != size_)
+    throw UserError(SourcePlace{name_}, "cannot read: the file changed or is unreadable");
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t from = external_offset_ / page * page;
+  const size_t length = static_cast<size_t>(external_offset_ + external_size_ - from);
+  void* m = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(from));
+  if (m == MAP_FAILED)
+    throw UserError(SourcePlace{name_},
+                    std::string("cannot map its external data: ") + std::strerror(errno));
+  mapping_ = m;
+  mapping_size_ = length;
+  p = static_cast<const uint8_t*>(m) + (external_offset_ - from);
+  external_data_.store(p, std::memory_order_release);
+  return p;
+}
+
+std::string_view PackageView::external_piece(const fb::BlobRef& ref,
+                                             const std::string& name) const {
+  auto mismatch = [&] {
+    corrupted("the data of constant " + quote(name) + " does not match its hash");
+  };
+  if (ref.size() == 0) {
+    if (content_hash64(std::string_view()) != ref.hash()) mismatch();
+    return std::string_view();
+  }
+  std::atomic<bool>& flag = external_.flag(ref);
+  auto view = [&](const uint8_t* base) {
+    return std::string_view(reinterpret_cast<const char*>(base + ref.offset()), ref.size());
+  };
+  if (flag.load(std::memory_order_acquire))
+    return view(external_data_.load(std::memory_order_acquire));
+  // One piece is mapped and hashed at a time; blobs are read meanwhile (under mutex_).
+  std::lock_guard<std::mutex> lock(external_mutex_);
+  std::string_view bytes = view(external_data());
+  if (flag.load(std::memory_order_relaxed)) return bytes;
+  if (content_hash64(bytes) != ref.hash()) mismatch();
+  flag.store(true, std::memory_order_release);
+  return bytes;
+}
+
+// The bytes of the external section outside every piece (alignment padding) must be zero, so
+// that they too are covered by a check.
+void PackageView::check_external_padding() const {
+  if (external_size_ == 0) return;
+  const uint8_t* base;
+  {
+    std::lock_guard<std::mutex> lock(external_mutex_);
+    base = external_data();
+  }
+  auto zero = [&](uint64_t from, uint64_t to) {
+    for (uint64_t i = from; i < to; ++i)
+      if (base[i] != 0) corrupted("the padding of its external data is not zero");
+  };
+  uint64_t covered = 0;  // keys are sorted by offset
+  for (const RefKey& k : external_.keys) {
+    if (k.offset > covered) zero(covered, k.offset);
+    covered = std::max(covered, k.offset + k.size);
+  }
+  zero(covered, external_size_);
 }
 
 void PackageView::verify_all() const {
@@ -379,6 +564,7 @@ void PackageView::verify_all() const {
   }
   if (metadata_->constants())
     for (const auto* c : *metadata_->constants()) constant_data(*c);
+  check_external_padding();
 }
 
 }  // namespace fuserc

@@ -7,10 +7,13 @@
 #include <fstream>
 
 #include "core/base/file_io.h"
+#include "serde/package_writer.h"
 #include "core/frontend/graph_parser.h"
 #include "core/passes/presegmentation.h"
 #include "runtime/package_report.h"
+#include "cuda_test_util.h"
 #include "emulated_check.h"
+#include "fake_driver.h"
 #include "fuserc_runtime.h"
 #include "runtime/api/package.h"
 #include "runtime/api/plan.h"
@@ -249,19 +252,40 @@ TEST_CASE("constants in the package: inspected, verified when used, through ever
   TempDir dir;
   write_weights(dir / "w.safetensors");
   Fusion f = parse_file(dir.path(), constants_graph());
+  // In the FlatBuffer (the default for small ones), and all in the external data section.
+  const bool external = GENERATE(false, true);
+  INFO((external ? "external" : "inline") << " constants");
   PassContext ctx;
   CompileOptions o;
   o.run_nvrtc = false;
+  o.external_constant_bytes = external ? 1 : CompiledFusion::kDefaultExternalConstantBytes;
   CompiledFusion c = compile_fusion(f, o, ctx);
   std::string bytes = serialize_package(c, {});
-  Executable exe(PackageView::from_bytes(bytes, "p.fpkg"));
+  // Written to a file (streamed) and read back: the same bytes.
+  write_package(dir / "p.fpkg", c, {});
+  CHECK(read_file(dir / "p.fpkg") == bytes);
+  // Borrowed: the views it gives point into `bytes`.
+  Executable exe(PackageView::view_bytes(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                         bytes.size(), "p.fpkg"));
   nlohmann::json j = package_json(exe, nullptr);
   REQUIRE(j["constants"].size() == 4);
   CHECK(j["constants"][0]["name"] == "c");
   CHECK(j["constants"][0]["dtype"] == "f32");
   CHECK(j["constants"][0]["bytes"] == 16);
   CHECK(j["constants"][0]["hash"].get<std::string>().size() == 16);
+  for (const auto& k : j["constants"]) CHECK(k["stored"] == (external ? "external" : "inline"));
   CHECK(j["inputs"].size() == 1);
+  // The `fuserc run` path, from the file: the emulator reads mapped constants in place.
+  {
+    auto from_file = Executable::load(dir / "p.fpkg");
+    TensorMap in = make_random_inputs(f, choose_symbol_values(f, {{"N", 9}}), 5);
+    EmulatorDevice device;
+    auto got = run_package(*from_file, device, in, "in");
+    auto want = evaluate_fusion(f, in, "in");
+    for (size_t i = 0; i < got.size(); ++i) CHECK(compare_tensors(got[i].second, want[i].second) == "");
+    if (external)
+      CHECK(reinterpret_cast<uintptr_t>(from_file->constant_bytes(0).data()) % 256 == 0);
+  }
 
   // The C interface: one input, four constants; in the emulator, bound and launched.
   fuserc_load_options options{FUSERC_DEVICE_EMULATOR, nullptr};
@@ -295,10 +319,10 @@ TEST_CASE("constants in the package: inspected, verified when used, through ever
   // use refuses it.
   std::string damaged = bytes;
   const fb::Constant* h = exe.metadata().constants()->Get(1);
-  size_t blob_start = static_cast<size_t>(
-      fb::GetPackage(reinterpret_cast<const uint8_t*>(bytes.data()))->blob_data()->data() -
-      reinterpret_cast<const uint8_t*>(bytes.data()));
-  damaged[blob_start + h->data()->offset() + 3] ^= 0x40;
+  std::string_view h_bytes = exe.constant_bytes(1);
+  REQUIRE(h_bytes.size() == 8);
+  damaged[static_cast<size_t>(h_bytes.data() - bytes.data()) + 3] ^= 0x40;
+  (void)h;
   Executable bad(PackageView::from_bytes(damaged, "bad.fpkg"));
   EmulatorDevice device;
   std::string error = error_of([&] { run_package(bad, device, inputs, "in"); });
@@ -310,4 +334,36 @@ TEST_CASE("constants in the package: inspected, verified when used, through ever
   CHECK(fuserc_bind_shapes(p, shapes, ranks, 1, &plan) != FUSERC_OK);
   CHECK(std::string(fuserc_last_error()).find("corrupted package") != std::string::npos);
   fuserc_package_free(p);
+}
+
+TEST_CASE("constants on a GPU (fake driver): uploaded once, on the first bind, and read there",
+          "[constants][cuda_fake]") {
+  TempDir dir;
+  write_weights(dir / "w.safetensors");
+  Fusion f = parse_file(dir.path(), constants_graph());
+  PassContext ctx;
+  CompileOptions o;
+  o.archs = {90};
+  o.external_constant_bytes = 8;  // two of the four outside the FlatBuffer
+  std::string bytes = serialize_package(compile_fusion(f, o, ctx), {});
+  FakeDriver fake;
+  auto pkg = rt::Package::from_bytes(bytes, "p.fpkg");
+  fake.register_package(pkg->executable(), true);
+  for (int64_t n : {3, 40}) {
+    TensorMap in = make_random_inputs(f, choose_symbol_values(f, {{"N", n}}), 7);
+    auto want = evaluate_fusion(f, in, "in");
+    const int copies_before = fake.copies;
+    auto plan = pkg->bind_shapes({in.at("x").shape()});
+    // Four constants uploaded by the first bind only.
+    CHECK(fake.copies - copies_before == (n == 3 ? 4 : 0));
+    DeviceBuffers mem;
+    PlanBuffers b = upload_inputs(*plan, in, mem);
+    plan->launch(nullptr, b.inputs.data(), b.outputs.data());
+    auto got = download_outputs(*plan, b);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("output " << got[i].first << " at N = " << n);
+      CHECK(compare_tensors(got[i].second, want[i].second) == "");
+    }
+  }
 }
