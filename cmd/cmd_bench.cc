@@ -2,7 +2,7 @@
 // repeated runs: the front end (parse to CUDA text), NVRTC, writing the package, loading it to
 // a ready Executable, and binding a new shape. Also the targets they are held to.
 // `fuserc bench PACKAGE.fpkg --gpu [--bind ...]`: the package's kernels timed on a GPU
-// (cmd/bench_gpu.h).
+// (cmd/bench_gpu.h); without --gpu, what loading it costs (cmd/bench_load.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/bench_gpu.h"
+#include "cmd/bench_load.h"
 #include "cmd/commands.h"
 #include "cmd/pipeline_options.h"
 #include "cmd/symbol_bindings.h"
@@ -49,7 +50,8 @@ void add_bench_command(CLI::App& app) {
       app.add_subcommand("bench",
                          "Measure the compile and load path on a graph: front end, NVRTC, package "
                          "writing, loading, binding a new shape (medians over repeated runs); "
-                         "with --gpu, a package's kernels on a GPU.");
+                         "on a package, loading it (and its constants' first use); with --gpu, "
+                         "a package's kernels on a GPU.");
   struct Options {
     std::string graph, archs = "sm_80,sm_90";
     int runs = 0;  // 0: the mode's default
@@ -62,7 +64,9 @@ void add_bench_command(CLI::App& app) {
     bool frontend_only = false;
   };
   auto o = std::make_shared<Options>();
-  sub->add_option("GRAPH", o->graph, "the fusion graph (JSON), or with --gpu a package")
+  sub->add_option("GRAPH", o->graph,
+                  "the fusion graph (JSON), or a package (.fpkg: loading it; with --gpu, its "
+                  "kernels)")
       ->required();
   sub->add_flag("--gpu", o->gpu,
                 "time a package (GRAPH is a .fpkg) on a GPU: each kernel and the whole plan "
@@ -100,8 +104,14 @@ void add_bench_command(CLI::App& app) {
     }
     if (!o->bind.empty() || !o->inputs.empty())
       throw UsageError("--bind and --inputs go with --gpu");
-    if (o->graph.size() > 5 && o->graph.compare(o->graph.size() - 5, 5, ".fpkg") == 0)
-      throw UsageError(o->graph + " is a package: time it on a GPU with --gpu");
+    if (o->graph.size() > 5 && o->graph.compare(o->graph.size() - 5, 5, ".fpkg") == 0) {
+      LoadBenchOptions l;
+      l.package = o->graph;
+      l.runs = o->runs ? o->runs : 200;
+      l.json = o->json;
+      run_load_bench(l);
+      return;
+    }
     if (o->runs == 0) o->runs = 200;
     if (o->runs < 1 || o->nvrtc_runs < 1) throw UsageError("--runs and --nvrtc-runs must be >= 1");
     CompileOptions copts;
