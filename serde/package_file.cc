@@ -32,9 +32,14 @@ void produce_package(std::string_view flatbuffer, size_t blob_offset, size_t blo
       n -= k;
     }
   };
+  // The blobs end the FlatBuffer (FlatBuffers builds back to front and they are built first):
+  // from their end on, the head is zeros up to the external section, hashed as such.
+  const size_t blob_end = blob_offset + blob_size;
+  for (size_t i = blob_end; i < flatbuffer.size(); ++i)
+    FUSERC_CHECK(flatbuffer[i] == 0, "package writer: bytes after the blobs are not zero");
   PackageTrailer t;
-  t.head_hash = package_head_hash(reinterpret_cast<const uint8_t*>(flatbuffer.data()),
-                                  flatbuffer.size(), blob_offset, blob_size, padding);
+  t.head_hash = package_head_hash(reinterpret_cast<const uint8_t*>(flatbuffer.data()), blob_end,
+                                  blob_offset, blob_size, flatbuffer.size() - blob_end + padding);
   t.blob_offset = blob_offset;
   t.blob_size = blob_size;
   t.external_offset = section_offset;

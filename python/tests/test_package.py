@@ -143,6 +143,61 @@ class PackageTest(unittest.TestCase):
         self.assertIn("not a fuserc package", str(e.exception))
 
 
+# Sizes as expressions (B solved from B*4, T+1 checked), a scalar that sets K, a size literal,
+# constants (one folded into another, one listed as an output).
+SHAPES = {
+    "fuserc": 1, "name": "shapes",
+    "symbols": {"B": {"hint": 3, "max": 64}, "K": {"hint": 2, "max": 16}},
+    "inputs": [
+        {"name": "x", "dtype": "f32", "shape": ["B*4", 2]},
+        {"name": "k", "dtype": "i32", "symbol": "K"},
+        {"name": "c", "dtype": "f32", "shape": [2], "data": [0.5, -1]},
+        {"name": "m", "dtype": "bool", "shape": [2], "data": [True, False]}],
+    "ops": [
+        {"op": "reshape", "args": ["x"], "shape": ["B", 4, 2], "out": "x3"},
+        {"op": "sum", "args": ["x3"], "dims": [1], "out": "s"},
+        {"op": "mul", "args": ["s", {"size": "B*K-1"}], "out": "sk"},
+        {"op": "where", "args": ["m", "sk", "c"], "out": "y"},
+        {"op": "full", "args": [], "shape": ["K", 2], "value": {"size": "K*K"}, "dtype": "i64",
+         "out": "f"}],
+    "outputs": ["y", "f", "c"],
+}
+
+
+class ShapesAndConstantsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="fuserc_test_")
+        cls.pkg = fuserc.compile(SHAPES, arch=["sm_80"], output=os.path.join(cls.dir, "s.fpkg"))
+
+    def test_describes_symbol_scalars_and_constants(self):
+        pkg = self.pkg
+        self.assertEqual([repr(s) for s in pkg.inputs],
+                         ["x: f32[B * 4, 2]", "k: i32 scalar (sets K)"])
+        self.assertEqual([c["name"] for c in pkg.constants], ["c", "m"])
+        self.assertEqual(pkg.constants[0]["shape"], (2,))
+        self.assertEqual(pkg.constants[0]["bytes"], 8)
+
+    def test_runs_at_sizes_solved_and_set_by_values(self):
+        for b, k in ((3, 2), (5, 7), (1, 1)):
+            x = torch.randn(b * 4, 2)
+            y, f, c = self.pkg(x, k)
+            s = x.reshape(b, 4, 2).double().sum(1) * (b * k - 1)
+            torch.testing.assert_close(y, torch.where(torch.tensor([True, False]), s,
+                                                      torch.tensor([0.5, -1.0],
+                                                                   dtype=torch.float64)).float())
+            self.assertEqual(f.tolist(), [[k * k, k * k]] * k)
+            self.assertEqual(c.tolist(), [0.5, -1.0])
+
+    def test_clear_errors(self):
+        with self.assertRaisesRegex(fuserc.FusercError, "which no integer B makes 10"):
+            self.pkg(torch.randn(10, 2), 2)
+        with self.assertRaisesRegex(fuserc.FusercError, r"symbol 'K' = 0 \(from scalar input 'k'\)"):
+            self.pkg(torch.randn(8, 2), 0)
+        with self.assertRaisesRegex(TypeError, "'c' is a constant of the package"):
+            self.pkg(torch.randn(8, 2), 2, c=torch.zeros(2))
+
+
 @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device: the CUDA paths run in "
                      "python/tests/gpu_check.py on a GPU machine")
 class PackageCudaTest(unittest.TestCase):

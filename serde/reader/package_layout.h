@@ -9,10 +9,14 @@
 // The blobs (Package.blob_data's contents: cubins, PTX, sources, small constants) are one
 // contiguous range of the FlatBuffer; the external section holds large constants outside the
 // FlatBuffer (which stops at 2 GB), aligned so that a loader can map them. The head is every
-// byte before the external section (or the trailer) outside the blob range, padding included:
-// the head hash is XXH3-64 of it. Each blob and each external piece carries its own hash
-// (BlobRef.hash), and the padding between external pieces must be zero. So every byte of a
-// package is covered by a check: the head on every load, a blob or piece before its first use.
+// byte before the external section (or the trailer) outside the blob range: the head hash is
+// XXH3-64 of it. In format 3 the blobs end the FlatBuffer and everything from their end to the
+// external section (or the trailer) is zero padding: it is hashed as zeros, so a loader reads
+// only [0, blob offset) (one read, whatever the package holds) and verify_all checks those
+// bytes are zero. Each blob and each external piece carries its own hash (BlobRef.hash), and
+// the padding between external pieces must be zero. So every byte of a package is covered by
+// a check: the head on every load, a blob, a piece or padding before its first use or by
+// verify_all.
 #pragma once
 
 #include <cstddef>

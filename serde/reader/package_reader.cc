@@ -161,16 +161,26 @@ void PackageView::check_frame(const uint8_t* first, const uint8_t* tail_end,
 }
 
 void PackageView::open_head(size_t resident) {
-  // The head: everything before the external section but the blobs.
+  // The head: everything before the external section but the blobs. From format 3 on, what
+  // follows the blobs is zero padding: hashed as zeros, not read (verify_all checks it).
   if (resident < blob_offset_) read_range(resident, blob_offset_ - resident);
-  size_t tail = blob_offset_ + blob_size_;
-  if (tail < head_size_ && resident < head_size_) {
-    size_t from = std::max(tail, resident);
-    read_range(from, head_size_ - from);
+  const size_t tail = blob_offset_ + blob_size_;
+  uint64_t hash = 0;
+  if (old_trailer_) {
+    if (tail < head_size_ && resident < head_size_) {
+      size_t from = std::max(tail, resident);
+      read_range(from, head_size_ - from);
+    }
+    hash = package_head_hash(data_, head_size_, blob_offset_, blob_size_);
+  } else {
+    if (storage_ && resident < head_size_ && tail < head_size_) {
+      size_t from = std::max(tail, resident);
+      std::memset(storage_.get() + from, 0, head_size_ - from);  // (its bytes, as they must be)
+    }
+    hash = package_head_hash(data_, tail, blob_offset_, blob_size_, head_size_ - tail);
   }
   // 3. Checksum of the head.
-  if (package_head_hash(data_, head_size_, blob_offset_, blob_size_) != head_hash_)
-    corrupted("the checksum of its structure does not match");
+  if (hash != head_hash_) corrupted("the checksum of its structure does not match");
   // 4. Structure and version.
   flatbuffers::Verifier::Options vopts;
   vopts.max_depth = 32;
@@ -555,6 +565,20 @@ void PackageView::verify_all() const {
   if (content_hash64(package_->metadata()->data(), package_->metadata()->size()) !=
       package_->metadata_hash())
     corrupted("the metadata does not match its hash");
+  // Format 3: the bytes after the blobs up to the external section are zero (the head hash
+  // took them as zeros without reading them).
+  const size_t tail = blob_offset_ + blob_size_;
+  if (!old_trailer_ && tail < head_size_) {
+    std::string bytes(head_size_ - tail, '\0');
+    if (fd_ >= 0) {
+      if (!pread_all(fd_, reinterpret_cast<uint8_t*>(bytes.data()), bytes.size(), tail))
+        throw UserError(SourcePlace{name_}, "cannot read: the file changed or is unreadable");
+    } else {
+      std::memcpy(bytes.data(), data_ + tail, bytes.size());
+    }
+    for (char c : bytes)
+      if (c != 0) corrupted("the padding after its blobs is not zero");
+  }
   for (const auto* k : *metadata_->kernels()) {
     std::string name = k->name()->str();
     blob(*k->source(), "source of kernel " + name);
