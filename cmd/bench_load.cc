@@ -12,24 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmd/bench_timing.h"
 #include "core/base/diagnostics.h"
 #include "runtime/executable.h"
 
 namespace fuserc::cmd {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double median_us(int runs, const std::function<void()>& f) {
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    auto start = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // The process's resident memory in bytes (VmRSS), or 0 where /proc is not there.
 int64_t resident_bytes() {
@@ -58,21 +46,8 @@ void run_load_bench(const LoadBenchOptions& o) {
   const int64_t rss_before = resident_bytes();
   auto exe = Executable::load(path);
   const int64_t rss_loaded = resident_bytes();
-  // Binding a new shape each time.
   const auto& m = exe->metadata();
-  std::vector<int64_t> base;
-  for (const auto* s : *m.symbols()) base.push_back(std::clamp<int64_t>(s->hint(), s->min(), s->max()));
-  int64_t step = 0;
-  double bind = median_us(o.runs, [&] {
-    std::vector<int64_t> v = base;
-    ++step;
-    for (size_t i = 0; i < v.size(); ++i) {
-      const auto* s = m.symbols()->Get(static_cast<uint32_t>(i));
-      int64_t span = std::max<int64_t>(1, std::min<int64_t>(s->max() - s->min() + 1, 1 << 20));
-      v[i] = s->min() + (base[i] - s->min() + step) % span;
-    }
-    exe->bind(v);
-  });
+  double bind = bind_new_shape_us(*exe, o.runs);
   // The constants' first use: mapped (or read) and hashed, on a fresh load each time.
   uint64_t constant_bytes = 0;
   for (size_t i = 0; i < exe->num_constants(); ++i)

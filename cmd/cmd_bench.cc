@@ -16,6 +16,7 @@
 
 #include "cmd/bench_gpu.h"
 #include "cmd/bench_load.h"
+#include "cmd/bench_timing.h"
 #include "cmd/commands.h"
 #include "cmd/pipeline_options.h"
 #include "cmd/symbol_bindings.h"
@@ -29,19 +30,6 @@
 
 namespace fuserc::cmd {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double median_us(int runs, const std::function<void()>& f) {
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    auto start = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 }  // namespace
 
@@ -171,23 +159,9 @@ void add_bench_command(CLI::App& app) {
                                              bytes.size(), path));
     });
 
-    // Binding a new shape (a cache miss each time): walk the symbols through distinct values.
+    // Binding a new shape (a cache miss each time).
     auto exe = Executable::load(path);
-    const auto& m = exe->metadata();
-    std::vector<int64_t> base;
-    for (const auto* s : *m.symbols())
-      base.push_back(std::clamp<int64_t>(s->hint(), s->min(), s->max()));
-    int64_t step = 0;
-    double bind = median_us(o->runs, [&] {
-      std::vector<int64_t> v = base;
-      ++step;
-      for (size_t i = 0; i < v.size(); ++i) {
-        const auto* s = m.symbols()->Get(static_cast<uint32_t>(i));
-        int64_t span = std::max<int64_t>(1, std::min<int64_t>(s->max() - s->min() + 1, 1 << 20));
-        v[i] = s->min() + (base[i] - s->min() + step) % span;
-      }
-      exe->bind(v);
-    });
+    double bind = bind_new_shape_us(*exe, o->runs);
     size_t package_bytes = std::filesystem::file_size(path);
     size_t payload = 0;
     for (const auto& k : c.kernels) {

@@ -22,10 +22,11 @@ class ProgramSizes : public BindingSizes {
  public:
   ProgramSizes(const fb::Metadata& m, const std::string& file,
                const std::vector<uint32_t>& ends, const std::vector<std::pair<uint32_t, uint32_t>>& kc)
-      : m_(m), file_(file), ends_(ends), kc_(kc), slots_(m.program()->size()) {}
+      : m_(m), file_(file), ends_(ends), kc_(kc) {}
 
   void solve_terms(size_t step, const std::vector<int64_t>& symbols, int64_t* k,
                    int64_t* c) override {
+    if (slots_.empty()) slots_.resize(ends_[step] > 0 ? m_.program()->size() : 1);
     std::string error;
     if (!evaluate_program_range(*m_.program(), done_, ends_[step], symbols.data(), DeviceProps{},
                                 slots_.data(), &error))

@@ -395,7 +395,7 @@ void GraphReader::read_symbol_input(const Json& in, const std::string& p, Value&
   v.sets_symbol = name;
 }
 
-void GraphReader::plan_bindings(const Json& inputs) {
+void GraphReader::plan_bindings() {
   std::optional<UnboundExtent> unbound;
   f_.bind_steps = plan_symbol_binding(f_, &unbound);
   for (const auto& s : f_.bind_steps) bound_symbols_.insert(s.symbol);
@@ -404,7 +404,6 @@ void GraphReader::plan_bindings(const Json& inputs) {
     const Value& v = f_.value(f_.inputs[unbound->input]);
     std::string p = json_path_index(json_path_index("$.inputs", unbound->input) + ".shape",
                                     unbound->dim);
-    (void)inputs;
     fail(p, "symbol " + quote(unbound->symbol) + " is bound by nothing: input " +
                 quote(v.name) + " dimension " + std::to_string(unbound->dim) + " is " +
                 v.shape[unbound->dim].str() +
@@ -516,7 +515,7 @@ Fusion GraphReader::read() {
   const Json& ops = require(root, "$", "ops", "the graph");
   const Json& outputs = require(root, "$", "outputs", "the graph");
   read_inputs(inputs);
-  plan_bindings(inputs);
+  plan_bindings();
   read_input_strides(inputs);
   read_array(ops, "$.ops", "ops");
   if (ops.size() > kMaxOps)

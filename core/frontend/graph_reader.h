@@ -91,7 +91,7 @@ class GraphReader {
                                                      const Value& v);
   // Decides how the inputs bind every symbol (f_.bind_steps); refuses a symbol of an input
   // shape that nothing binds.
-  void plan_bindings(const Json& inputs);
+  void plan_bindings();
   void prescan_op_names(const Json& ops);
   void read_outputs(const Json& j);
   void read_aliases(const Json& j);

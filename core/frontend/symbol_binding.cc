@@ -1,6 +1,9 @@
 #include "core/frontend/symbol_binding.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
 
 namespace fuserc {
 namespace {
@@ -80,29 +83,48 @@ std::vector<SymbolBindStep> plan_symbol_binding(const Fusion& f,
     s.input = static_cast<int>(i);
     steps.push_back(std::move(s));
   }
-  // 3. Extents linear in their one unbound symbol, until nothing more can be solved. Each
-  //    round binds at least one symbol, so there are at most (symbols + 1) rounds.
-  for (bool progress = true; progress;) {
-    progress = false;
-    tensor_inputs([&](int i, int d, const Expr& e) {
-      std::string only;
-      int free = 0;
-      for (const auto& name : free_symbols(e))
-        if (!bound.count(name)) ++free, only = name;
-      if (free != 1) return;
-      auto kc = linear_in(e, only);
-      if (!kc || kc->first.lo() <= 0) return;
-      SymbolBindStep s;
-      s.kind = SymbolBindStep::Kind::Solve;
-      s.symbol = only;
-      s.input = i;
-      s.dim = d;
-      s.k = kc->first;
-      s.c = kc->second;
-      steps.push_back(std::move(s));
-      bound.insert(only);
-      progress = true;
-    });
+  // 3. Extents linear in their one unbound symbol, until nothing more can be solved: an extent
+  //    becomes a candidate when all its symbols but one are bound, earliest extent first, and
+  //    binding a symbol revisits only the extents that use it (n log n in the extents).
+  struct Site {
+    int input, dim;
+    const Expr* e;
+    std::vector<std::string> symbols;
+    int unbound = 0;
+  };
+  std::vector<Site> sites;
+  std::map<std::string, std::vector<int>> users;  // symbol -> sites using it
+  tensor_inputs([&](int i, int d, const Expr& e) {
+    Site site{i, d, &e, free_symbols(e), 0};
+    for (const auto& name : site.symbols) {
+      if (!bound.count(name)) ++site.unbound;
+      users[name].push_back(static_cast<int>(sites.size()));
+    }
+    sites.push_back(std::move(site));
+  });
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t k = 0; k < sites.size(); ++k)
+    if (sites[k].unbound == 1) ready.push(static_cast<int>(k));
+  while (!ready.empty()) {
+    Site& site = sites[ready.top()];
+    ready.pop();
+    if (site.unbound != 1) continue;
+    std::string only;
+    for (const auto& name : site.symbols)
+      if (!bound.count(name)) only = name;
+    auto kc = linear_in(*site.e, only);
+    if (!kc || kc->first.lo() <= 0) continue;  // maybe bound by another extent later
+    SymbolBindStep step;
+    step.kind = SymbolBindStep::Kind::Solve;
+    step.symbol = only;
+    step.input = site.input;
+    step.dim = site.dim;
+    step.k = kc->first;
+    step.c = kc->second;
+    steps.push_back(std::move(step));
+    bound.insert(only);
+    for (int u : users[only])
+      if (--sites[u].unbound == 1) ready.push(u);
   }
   if (unbound) {
     unbound->reset();

@@ -164,6 +164,31 @@ fuserc_status shape_of(const fuserc_plan* p, int32_t index, int64_t* out, int wh
 
 }  // namespace
 
+namespace {
+
+fuserc_status bind_inputs(fuserc_package* p, const int64_t* const* shapes, const int32_t* ranks,
+                          const void* const* scalar_values, int32_t n, fuserc_plan** out,
+                          const char* function) {
+  if (!p) return null_argument(function, "package");
+  if (!out) return null_argument(function, "out");
+  *out = nullptr;
+  if (n > 0 && (!shapes || !ranks)) return null_argument(function, !shapes ? "shapes" : "ranks");
+  for (int32_t i = 0; i < n; ++i)
+    if (ranks[i] < 0 || (ranks[i] > 0 && !shapes[i]))
+      return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
+                       std::string(function) + ": input " + std::to_string(i) + " has rank " +
+                           std::to_string(ranks[i]) + (ranks[i] > 0 ? " and no shape" : ""));
+  return guarded(FUSERC_ERROR_SHAPE, [&] {
+    std::vector<std::vector<int64_t>> s;
+    for (int32_t i = 0; i < n; ++i) s.emplace_back(shapes[i], shapes[i] + ranks[i]);
+    std::vector<const void*> scalars;
+    if (scalar_values) scalars.assign(scalar_values, scalar_values + n);
+    *out = new fuserc_plan{p->package->bind_shapes(s, scalars)};
+  });
+}
+
+}  // namespace
+
 namespace fuserc::rt {
 fuserc_status c_api_guarded(void (*f)(void*), void* data) {
   return guarded(FUSERC_ERROR_INVALID_ARGUMENT, [&] { f(data); });
@@ -347,30 +372,6 @@ fuserc_status fuserc_bind(fuserc_package* p, const int64_t* values, int32_t n, f
   });
 }
 
-namespace {
-
-fuserc_status bind_inputs(fuserc_package* p, const int64_t* const* shapes, const int32_t* ranks,
-                          const void* const* scalar_values, int32_t n, fuserc_plan** out,
-                          const char* function) {
-  if (!p) return null_argument(function, "package");
-  if (!out) return null_argument(function, "out");
-  *out = nullptr;
-  if (n > 0 && (!shapes || !ranks)) return null_argument(function, !shapes ? "shapes" : "ranks");
-  for (int32_t i = 0; i < n; ++i)
-    if (ranks[i] < 0 || (ranks[i] > 0 && !shapes[i]))
-      return set_error(FUSERC_ERROR_INVALID_ARGUMENT,
-                       std::string(function) + ": input " + std::to_string(i) + " has rank " +
-                           std::to_string(ranks[i]) + (ranks[i] > 0 ? " and no shape" : ""));
-  return guarded(FUSERC_ERROR_SHAPE, [&] {
-    std::vector<std::vector<int64_t>> s;
-    for (int32_t i = 0; i < n; ++i) s.emplace_back(shapes[i], shapes[i] + ranks[i]);
-    std::vector<const void*> scalars;
-    if (scalar_values) scalars.assign(scalar_values, scalar_values + n);
-    *out = new fuserc_plan{p->package->bind_shapes(s, scalars)};
-  });
-}
-
-}  // namespace
 
 fuserc_status fuserc_bind_shapes(fuserc_package* p, const int64_t* const* shapes,
                                  const int32_t* ranks, int32_t n, fuserc_plan** out) {

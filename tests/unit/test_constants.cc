@@ -24,15 +24,6 @@ using namespace fuserc::testing;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 // A graph with one constant input `c` (its entry given) added to x.
 std::string with_constant(const std::string& entry) {
   return R"({"fuserc": 1, "name": "g", "inputs": [{"name": "x", "dtype": "f32", "shape": [2, 3]},

@@ -34,15 +34,6 @@ using cuda::ImageChoice;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 Failure failure_of(const std::function<void()>& f) {
   try {
     f();

@@ -58,15 +58,6 @@ int64_t at(const Expr& e, int64_t b, int64_t h = 1, int64_t s = 1) {
   });
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 }  // namespace
 
 TEST_CASE("extent expressions parse to canonical polynomials", "[extent]") {

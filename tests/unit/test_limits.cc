@@ -16,6 +16,7 @@
 #include "test_util.h"
 
 using namespace fuserc;
+using fuserc::testing::error_of;
 using fuserc::testing::parse_error;
 using fuserc::testing::parse_text;
 
@@ -30,15 +31,6 @@ std::string repeated(const std::string& item, size_t n) {
     s += item;
   }
   return s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // A package of `json` (no NVRTC) whose program slot `slot_of(metadata)` is turned into the

@@ -21,6 +21,7 @@
 #include "test_util.h"
 
 using namespace fuserc;
+using fuserc::testing::error_of;
 using fuserc::testing::parse_text;
 
 namespace {
@@ -42,15 +43,6 @@ CompiledFusion compile(const std::string& json, bool nvrtc) {
   o.run_nvrtc = nvrtc;
   o.jobs = 2;
   return compile_fusion(parse_text(json), o, ctx);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 }  // namespace

@@ -23,8 +23,10 @@
 #include "serde/reader/package_layout.h"
 #include "serde/reader/package_reader.h"
 #include "temp_dir.h"
+#include "test_util.h"
 
 using namespace fuserc;
+using fuserc::testing::error_of;
 using fuserc::testing::TempDir;
 
 namespace {
@@ -149,15 +151,6 @@ std::vector<TestConstant> sample(size_t big = 0) {
   };
   if (big) cs.push_back({"big", fb::DType::F64, {int64_t(big / 8)}, pattern(big, 4), true});
   return cs;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 const fb::Constant& constant(const PackageView& v, const std::string& name) {

@@ -1,6 +1,7 @@
 // Helpers shared by the unit tests: graphs from inline JSON, small tensors from values.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,19 @@ inline std::string parse_error(const std::string& json) {
     return e.what();
   }
   return "<accepted>";
+}
+
+// The message of the UserError (or UsageError) `f` throws, or "<no error>" (anything else, an
+// internal error included, propagates and fails the test).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "<no error>";
 }
 
 template <class T>
