@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <unordered_map>
 #include <set>
 
 #include "core/base/diagnostics.h"
@@ -91,13 +92,15 @@ namespace {
 // Solve steps' k and c, evaluated over the symbols bound before them.
 class FusionSizes : public BindingSizes {
  public:
-  FusionSizes(const Fusion& f, const BindingRules& r) : f_(f), r_(r) {}
+  FusionSizes(const Fusion& f, const BindingRules& r) : f_(f) {
+    for (size_t i = 0; i < r.symbols.size(); ++i) index_[r.symbols[i].name] = i;
+  }
   void solve_terms(size_t step, const std::vector<int64_t>& symbols, int64_t* k,
                    int64_t* c) override {
     auto lookup = [&](const std::string& name) -> std::optional<int64_t> {
-      for (size_t i = 0; i < r_.symbols.size(); ++i)
-        if (r_.symbols[i].name == name) return symbols[i];
-      return std::nullopt;
+      auto it = index_.find(name);
+      if (it == index_.end()) return std::nullopt;
+      return symbols[it->second];
     };
     *k = evaluate(f_.bind_steps[step].k, lookup);
     *c = evaluate(f_.bind_steps[step].c, lookup);
@@ -105,7 +108,7 @@ class FusionSizes : public BindingSizes {
 
  private:
   const Fusion& f_;
-  const BindingRules& r_;
+  std::unordered_map<std::string, size_t> index_;
 };
 
 }  // namespace
