@@ -53,11 +53,18 @@ std::string package_dot(const std::string& path) {
   }
   for (size_t l = 0; l < j["plan"].size(); ++l) {
     const auto& launch = j["plan"][l];
-    std::string kernel = launch["variants"][0]["kernel"];
     std::string node = "launch " + std::to_string(l);
-    d << "  " << dot_quoted(node) << " [shape=box, style=rounded, color=\"#4060a0\", label="
-      << dot_quoted("kernel " + std::to_string(l) + ": " + scheduler[kernel] + "\n" + kernel)
-      << "];\n";
+    if (launch.contains("library")) {  // a library step: its own kind of node
+      d << "  " << dot_quoted(node) << " [shape=component, color=\"#207040\", label="
+        << dot_quoted("library step " + std::to_string(l) + ": matrix product\n" +
+                      launch["library"].get<std::string>())
+        << "];\n";
+    } else {
+      std::string kernel = launch["variants"][0]["kernel"];
+      d << "  " << dot_quoted(node) << " [shape=box, style=rounded, color=\"#4060a0\", label="
+        << dot_quoted("kernel " + std::to_string(l) + ": " + scheduler[kernel] + "\n" + kernel)
+        << "];\n";
+    }
     for (const auto& r : launch["reads"])
       d << "  " << dot_quoted("b:" + r.get<std::string>()) << " -> " << dot_quoted(node) << ";\n";
     for (const auto& w : launch["writes"])

@@ -61,6 +61,12 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       std::string name = f.name + "_k" + std::to_string(i);
       LaunchStep step;
       step.segment = static_cast<int>(i);
+      if (s.scheduler == SchedulerKind::Library) {  // a library step, no kernel
+        step.library = static_cast<int>(out.matmuls.size());
+        out.matmuls.push_back(lower_matmul(f, s, name));
+        out.plan.push_back(std::move(step));
+        continue;
+      }
       for (auto& lk : lower_segment(f, s, name)) {
         step.kernels.push_back(static_cast<int>(out.kernels.size()));
         step.conditions.push_back(lk.selected_when);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/kernel_summary.h"
+#include "codegen/library/matmul_call.h"
 #include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/passes/pass_context.h"
 #include "core/segment/memory_plan.h"
@@ -16,8 +17,11 @@
 namespace fuserc {
 
 // One step of the run plan: launch the first kernel variant whose condition holds.
+// One step of the run plan: a kernel launch (one of `kernels`, chosen by `conditions`), or a
+// library step (`library` >= 0: an index into CompiledFusion::matmuls; no kernels).
 struct LaunchStep {
   int segment = 0;
+  int library = -1;
   std::vector<int> kernels;          // indices into CompiledFusion::kernels
   std::vector<Expr> conditions;      // parallel to kernels; the last is always 1
   std::vector<std::string> reasons;  // parallel to kernels: the conditions in words
@@ -28,6 +32,7 @@ struct CompiledFusion {
   SegmentedFusion segmented;
   MemoryPlan memory;
   std::vector<KernelSummary> kernels;
+  std::vector<MatmulCall> matmuls;  // the library steps
   std::vector<LaunchStep> plan;
   std::vector<int> archs;
   std::string nvrtc_version;

@@ -9,6 +9,7 @@
 
 #include "core/base/device_props.h"
 #include "runtime/executable.h"
+#include "runtime/library/matmul_problem.h"
 
 namespace fuserc {
 
@@ -33,6 +34,10 @@ class Device {
   // Launches kernel `kernel` of the executable; args[i] points to the value of parameter i.
   virtual void launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,
                       void** args) = 0;
+  // Runs a library step (a matrix product) on device memory (the device keeps whatever
+  // workspace the library needs).
+  virtual void matmul(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                      void* c) = 0;
   virtual void synchronize() = 0;
   // True when kernels read host memory as it lies (the CPU emulator): a package's constants
   // are then read in place (mapped from the file), not copied.

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "core/base/diagnostics.h"
+#include "runtime/library/cpu_matmul.h"
 
 namespace fuserc {
 
@@ -83,6 +84,11 @@ void EmulatorDevice::to_host(void* dst, const void* src, size_t bytes) {
 
 void EmulatorDevice::fill_zero(void* dst, size_t bytes) {
   if (bytes) std::memset(dst, 0, bytes);
+}
+
+void EmulatorDevice::matmul(const MatmulProblem& p, const void* a, const void* b,
+                            const void* bias, void* c) {
+  cpu_matmul(p, a, b, bias, c);
 }
 
 void EmulatorDevice::launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,

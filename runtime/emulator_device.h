@@ -39,6 +39,9 @@ class EmulatorDevice : public Device {
   void to_host(void* dst, const void* src, size_t bytes) override;
   void fill_zero(void* dst, size_t bytes) override;
   void launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims, void** args) override;
+  // The CPU executor (runtime/library/cpu_matmul.h), on every core.
+  void matmul(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+              void* c) override;
   void synchronize() override {}
   // Not when testing with guard pages or misaligned buffers: those apply to copies.
   bool reads_host_memory() const override {

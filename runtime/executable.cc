@@ -160,6 +160,10 @@ std::shared_ptr<const Binding> Executable::evaluate(const std::vector<int64_t>& 
   if (!evaluate_program(*m.program(), symbols.data(), device, b->slots.data(), &error))
     throw UserError(SourcePlace{file}, "cannot size this shape: " + error);
   for (const auto* launch : *m.plan()) {
+    if (launch->matmul() >= 0) {
+      b->kernel_of.push_back(kLibraryStep);
+      continue;
+    }
     uint32_t chosen = launch->variants()->Get(launch->variants()->size() - 1)->kernel();
     for (const auto* v : *launch->variants())
       if (b->slots[v->condition_slot()] != 0) {

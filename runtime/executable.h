@@ -21,12 +21,16 @@
 
 namespace fuserc {
 
+// Binding::kernel_of for a launch that is a library step (no kernel).
+inline constexpr uint32_t kLibraryStep = UINT32_MAX;
+
 // The evaluated sizes of one shape signature on one device.
 struct Binding {
   std::vector<int64_t> symbols;     // by symbol index
   DeviceProps device;               // as bound (clamped into the compiler's ranges)
   std::vector<int64_t> slots;       // the evaluated program
-  std::vector<uint32_t> kernel_of;  // per launch of the plan: the kernel variant chosen
+  std::vector<uint32_t> kernel_of;  // per launch of the plan: the kernel variant chosen, or
+                                    // kLibraryStep
   int64_t slot(uint32_t s) const { return slots[s]; }
 };
 

@@ -125,6 +125,89 @@ void write_scalar_param(DType from, const void* value, ParamType to, uint64_t* o
   }
 }
 
+ArgSource LaunchPlan::buffer_source(const fb::Metadata& m, const Binding& b,
+                                    const std::string& file, uint32_t index, bool written) const {
+  ArgSource s;
+  const fb::Buffer* buf = m.buffers()->Get(index);
+  if (buf->kind() == fb::BufferKind::Input) {
+    s.kind = ArgSource::Kind::Input;
+    s.index = static_cast<uint32_t>(buf->io_index());
+  } else if (buf->kind() == fb::BufferKind::Constant) {
+    if (written)
+      throw UserError(SourcePlace{file},
+                      "corrupted package: a step writes constant " + quote(buf->name()->str()));
+    s.kind = ArgSource::Kind::Constant;
+    s.index = static_cast<uint32_t>(buf->io_index());
+  } else if (buf->kind() == fb::BufferKind::Output && buf->alias_input() >= 0) {
+    s.kind = ArgSource::Kind::Input;  // written in place
+    s.index = static_cast<uint32_t>(buf->alias_input());
+  } else if (buf->kind() == fb::BufferKind::Output) {
+    s.kind = ArgSource::Kind::Output;
+    s.index = static_cast<uint32_t>(buf->io_index());
+  } else {
+    s.kind = ArgSource::Kind::Workspace;
+    s.offset = checked_size(b.slot(buf->offset_slot()), file, "workspace offset");
+    // An intermediate lies inside the intermediates' region of the workspace.
+    const uint64_t bytes = checked_size(b.slot(buf->bytes_slot()), file, "buffer size");
+    if (s.offset > intermediate_bytes_ || bytes > intermediate_bytes_ - s.offset)
+      throw UserError(SourcePlace{file}, "corrupted package: buffer " +
+                                             quote(buf->name()->str()) +
+                                             " lies outside the workspace");
+  }
+  return s;
+}
+
+void LaunchPlan::plan_matmul(const fb::Metadata& m, const Binding& b, const std::string& file,
+                             uint32_t l, uint64_t& scratch_bytes) {
+  const fb::Matmul* mm = m.matmuls()->Get(static_cast<uint32_t>(m.plan()->Get(l)->matmul()));
+  PlannedMatmul p;
+  p.launch = l;
+  p.name = mm->name()->str();
+  MatmulProblem& q = p.problem;
+  q.m = b.slot(mm->m_slot());
+  q.n = b.slot(mm->n_slot());
+  q.k = b.slot(mm->k_slot());
+  q.batch = b.slot(mm->batch_slot());
+  q.outer = b.slot(mm->outer_slot());
+  if (q.m < 0 || q.n < 0 || q.k < 0 || q.batch < 0 || q.outer < 0)
+    throw UserError(SourcePlace{file}, "corrupted package: library step " + quote(p.name) +
+                                           " has a negative size");
+  if (q.m == 0 || q.n == 0 || q.batch == 0 || q.outer == 0) return;  // nothing to compute
+  auto operand = [&](const fb::MatmulOperand* o, MatmulOperand& to, ArgSource& src, bool out) {
+    to.dtype = static_cast<DType>(o->dtype());
+    to.row_stride = b.slot(o->row_stride_slot());
+    to.col_stride = b.slot(o->col_stride_slot());
+    to.batch_stride = b.slot(o->batch_stride_slot());
+    to.outer_stride = b.slot(o->outer_stride_slot());
+    src = buffer_source(m, b, file, static_cast<uint32_t>(o->buffer()), out);
+  };
+  operand(mm->a(), q.a, p.a, false);
+  operand(mm->b(), q.b, p.b, false);
+  operand(mm->c(), q.c, p.c, true);
+  q.has_bias = mm->bias()->buffer() >= 0;
+  if (q.has_bias) operand(mm->bias(), q.bias, p.bias, false);
+  q.epilogue = static_cast<MatmulEpilogue>(static_cast<uint8_t>(mm->epilogue()));
+  q.allow_tf32 = mm->allow_tf32();
+  p.workspace_bytes = checked_size(b.slot(mm->workspace_slot()), file, "library workspace");
+  scratch_bytes = std::max(scratch_bytes, p.workspace_bytes);
+  PlannedLaunch launch;
+  launch.launch = l;
+  launch.kernel = kLibraryStep;
+  launch.matmul = static_cast<int32_t>(matmuls_.size());
+  matmuls_.push_back(std::move(p));
+  launches_.push_back(launch);
+}
+
+const void* LaunchPlan::pointer(const ArgSource& s, const ArgBases& bases) const {
+  switch (s.kind) {
+    case ArgSource::Kind::Input: return bases.inputs[s.index];
+    case ArgSource::Kind::Constant: return bases.constants[s.index];
+    case ArgSource::Kind::Output: return bases.outputs[s.index];
+    case ArgSource::Kind::Workspace: return bases.workspace + s.offset;
+    default: FUSERC_UNREACHABLE("a library operand that is not a buffer");
+  }
+}
+
 std::string describe_dims(const LaunchDims& d) {
   auto three = [](const uint32_t* v) {
     return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
@@ -141,6 +224,10 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
   uint64_t scratch_bytes = 0;
   for (uint32_t l = 0; l < m.plan()->size(); ++l) {
     uint32_t ki = b.kernel_of[l];
+    if (ki == kLibraryStep) {
+      plan_matmul(m, b, file, l, scratch_bytes);
+      continue;
+    }
     const fb::Kernel* k = m.kernels()->Get(ki);
     PlannedLaunch p;
     p.launch = l;
@@ -187,35 +274,10 @@ LaunchPlan::LaunchPlan(const Executable& exe, const Binding& b) {
       ArgSource s;
       switch (arg->role()) {
         case fb::ArgRole::Input:
-        case fb::ArgRole::Output: {
-          const fb::Buffer* buf = m.buffers()->Get(arg->buffer());
-          if (buf->kind() == fb::BufferKind::Input) {
-            s.kind = ArgSource::Kind::Input;
-            s.index = static_cast<uint32_t>(buf->io_index());
-          } else if (buf->kind() == fb::BufferKind::Constant) {
-            if (arg->role() == fb::ArgRole::Output)
-              throw UserError(SourcePlace{file}, "corrupted package: a kernel writes constant " +
-                                                     quote(buf->name()->str()));
-            s.kind = ArgSource::Kind::Constant;
-            s.index = static_cast<uint32_t>(buf->io_index());
-          } else if (buf->kind() == fb::BufferKind::Output && buf->alias_input() >= 0) {
-            s.kind = ArgSource::Kind::Input;  // written in place
-            s.index = static_cast<uint32_t>(buf->alias_input());
-          } else if (buf->kind() == fb::BufferKind::Output) {
-            s.kind = ArgSource::Kind::Output;
-            s.index = static_cast<uint32_t>(buf->io_index());
-          } else {
-            s.kind = ArgSource::Kind::Workspace;
-            s.offset = checked_size(b.slot(buf->offset_slot()), file, "workspace offset");
-            // An intermediate lies inside the intermediates' region of the workspace.
-            const uint64_t bytes = checked_size(b.slot(buf->bytes_slot()), file, "buffer size");
-            if (s.offset > intermediate_bytes_ || bytes > intermediate_bytes_ - s.offset)
-              throw UserError(SourcePlace{file}, "corrupted package: buffer " +
-                                                     quote(buf->name()->str()) +
-                                                     " lies outside the workspace");
-          }
+        case fb::ArgRole::Output:
+          s = buffer_source(m, b, file, static_cast<uint32_t>(arg->buffer()),
+                            arg->role() == fb::ArgRole::Output);
           break;
-        }
         case fb::ArgRole::Workspace: {
           const PlannedAllocation& a = allocations_[p.first_allocation + arg->allocation()];
           s.kind = a.zero_init ? ArgSource::Kind::Counters : ArgSource::Kind::Scratch;

@@ -20,6 +20,7 @@
 
 #include "core/base/dtype.h"
 #include "runtime/device.h"
+#include "runtime/library/matmul_problem.h"
 #include "runtime/executable.h"
 
 namespace fuserc {
@@ -49,10 +50,22 @@ struct ArgSource {
 
 struct PlannedLaunch {
   uint32_t launch = 0;  // index into the package's plan
-  uint32_t kernel = 0;  // the variant the binding chose
+  uint32_t kernel = 0;  // the variant the binding chose, or kLibraryStep
+  int32_t matmul = -1;  // a library step: index into LaunchPlan::matmuls()
   LaunchDims dims;
   uint32_t first_arg = 0, num_args = 0;  // into LaunchPlan::args()
   uint32_t first_allocation = 0, num_allocations = 0;
+};
+
+// A library step of the binding: the product with every size evaluated, where its operands
+// are (buffers, never scalars), and the workspace the library may use (in the scratch region,
+// which it shares with the kernels' scratch: steps run in order on one stream).
+struct PlannedMatmul {
+  uint32_t launch = 0;
+  std::string name;
+  MatmulProblem problem;
+  ArgSource a, b, c, bias;
+  uint64_t workspace_bytes = 0;
 };
 
 struct PlannedAllocation {
@@ -93,7 +106,11 @@ class LaunchPlan {
   // Throws UserError if a kernel parameter type is unknown to this runtime.
   LaunchPlan(const Executable& exe, const Binding& binding);
 
+  // In plan order; a step with nothing to compute (an empty tensor) is left out.
   const std::vector<PlannedLaunch>& launches() const { return launches_; }
+  const std::vector<PlannedMatmul>& matmuls() const { return matmuls_; }
+  // Where an operand of a library step is for one run.
+  const void* pointer(const ArgSource& s, const ArgBases& bases) const;
   const std::vector<ArgSource>& args() const { return args_; }
   const std::vector<PlannedAllocation>& allocations() const { return allocations_; }
   // One entry per graph output (-1/-1 when the launches write it in its own buffer).
@@ -109,7 +126,12 @@ class LaunchPlan {
   void write_args(const PlannedLaunch& l, const ArgBases& bases, uint64_t* storage) const;
 
  private:
+  ArgSource buffer_source(const fb::Metadata& m, const Binding& b, const std::string& file,
+                          uint32_t buffer, bool written) const;
+  void plan_matmul(const fb::Metadata& m, const Binding& b, const std::string& file, uint32_t l,
+                   uint64_t& scratch_bytes);
   std::vector<PlannedLaunch> launches_;
+  std::vector<PlannedMatmul> matmuls_;
   std::vector<ArgSource> args_;
   std::vector<PlannedAllocation> allocations_;
   std::vector<OutputSource> outputs_;

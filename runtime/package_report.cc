@@ -97,6 +97,48 @@ json binding_json(const fb::Metadata& m) {
   return steps;
 }
 
+const char* epilogue_name(fb::MatmulEpilogue e) {
+  switch (e) {
+    case fb::MatmulEpilogue::None: return "none";
+    case fb::MatmulEpilogue::Relu: return "relu";
+    case fb::MatmulEpilogue::Gelu: return "gelu";
+    case fb::MatmulEpilogue::GeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+// The library steps (matrix products): every size and stride as a formula.
+json matmuls_json(const fb::Metadata& m) {
+  json list = json::array();
+  if (!m.matmuls()) return list;
+  auto operand = [&](const fb::MatmulOperand* o) {
+    return json{{"buffer", m.buffers()->Get(static_cast<uint32_t>(o->buffer()))->name()->str()},
+                {"dtype", dtype_of(o->dtype())},
+                {"row_stride", slot_formula(m, o->row_stride_slot())},
+                {"col_stride", slot_formula(m, o->col_stride_slot())},
+                {"batch_stride", slot_formula(m, o->batch_stride_slot())},
+                {"outer_stride", slot_formula(m, o->outer_stride_slot())}};
+  };
+  for (const auto* mm : *m.matmuls()) {
+    json j = {{"name", mm->name()->str()},
+              {"comment", mm->comment()->str()},
+              {"m", slot_formula(m, mm->m_slot())},
+              {"n", slot_formula(m, mm->n_slot())},
+              {"k", slot_formula(m, mm->k_slot())},
+              {"batch", slot_formula(m, mm->batch_slot())},
+              {"outer", slot_formula(m, mm->outer_slot())},
+              {"a", operand(mm->a())},
+              {"b", operand(mm->b())},
+              {"c", operand(mm->c())},
+              {"epilogue", epilogue_name(mm->epilogue())},
+              {"allow_tf32", mm->allow_tf32()},
+              {"workspace", slot_formula(m, mm->workspace_slot())}};
+    if (mm->bias()->buffer() >= 0) j["bias"] = operand(mm->bias());
+    list.push_back(j);
+  }
+  return list;
+}
+
 json constants_json(const fb::Metadata& m) {
   json list = json::array();
   if (!m.constants()) return list;
@@ -225,6 +267,19 @@ json bound_json(const fb::Metadata& m, const Binding& b) {
   Traffic traffic = traffic_of(m, b);
   json launches = json::array();
   for (uint32_t l = 0; l < m.plan()->size(); ++l) {
+    if (b.kernel_of[l] == kLibraryStep) {
+      const fb::Matmul* mm =
+          m.matmuls()->Get(static_cast<uint32_t>(m.plan()->Get(l)->matmul()));
+      launches.push_back({{"library", mm->name()->str()},
+                          {"m", b.slot(mm->m_slot())},
+                          {"n", b.slot(mm->n_slot())},
+                          {"k", b.slot(mm->k_slot())},
+                          {"batch", b.slot(mm->batch_slot())},
+                          {"outer", b.slot(mm->outer_slot())},
+                          {"workspace_bytes", b.slot(mm->workspace_slot())},
+                          {"global_bytes", traffic.launches[l]}});
+      continue;
+    }
     const fb::Kernel* k = m.kernels()->Get(b.kernel_of[l]);
     json grid = json::array(), block = json::array();
     for (uint32_t s : *k->grid()) grid.push_back(b.slot(s));
@@ -291,7 +346,10 @@ json package_json(const Executable& exe, const Binding* bound) {
     json reads = json::array(), writes = json::array();
     for (uint32_t b : *l->reads()) reads.push_back(m.buffers()->Get(b)->name()->str());
     for (uint32_t b : *l->writes()) writes.push_back(m.buffers()->Get(b)->name()->str());
-    plan.push_back({{"variants", variants}, {"reads", reads}, {"writes", writes}});
+    json step = {{"variants", variants}, {"reads", reads}, {"writes", writes}};
+    if (l->matmul() >= 0)
+      step["library"] = m.matmuls()->Get(static_cast<uint32_t>(l->matmul()))->name()->str();
+    plan.push_back(step);
   }
   json kernels = json::array();
   for (const auto* k : *m.kernels()) kernels.push_back(kernel_json(m, *k));
@@ -312,7 +370,8 @@ json package_json(const Executable& exe, const Binding* bound) {
             {"workspace", slot_formula(m, m.workspace_bytes_slot())},
             {"kernels_per_run", plan.size()},
             {"plan", plan},
-            {"kernels", kernels}};
+            {"kernels", kernels},
+            {"library_steps", matmuls_json(m)}};
   if (bound) j["bound"] = bound_json(m, *bound);
   return j;
 }
@@ -383,6 +442,7 @@ std::string package_text(const Executable& exe, const Binding* bound) {
   for (size_t i = 0; i < j["plan"].size(); ++i) {
     const auto& l = j["plan"][i];
     s << "    " << i << ":";
+    if (l.contains("library")) s << " library step " << l["library"].get<std::string>() << ";";
     for (const auto& v : l["variants"]) {
       std::string reason = v["reason"].get<std::string>();
       s << " " << v["kernel"].get<std::string>()
@@ -433,6 +493,27 @@ std::string package_text(const Executable& exe, const Binding* bound) {
       s << "    guard: " << g["holds_when"].get<std::string>()
         << " (else: " << g["message"].get<std::string>() << ")\n";
   }
+  for (const auto& mm : j["library_steps"]) {
+    s << "  library step " << mm["name"].get<std::string>() << " (matrix product, "
+      << mm["a"]["dtype"].get<std::string>() << ")\n    computes: "
+      << mm["comment"].get<std::string>() << "\n    C[" << mm["m"].get<std::string>() << ", "
+      << mm["n"].get<std::string>() << "] = A[" << mm["m"].get<std::string>() << ", "
+      << mm["k"].get<std::string>() << "] x B[" << mm["k"].get<std::string>() << ", "
+      << mm["n"].get<std::string>() << "], batch " << mm["batch"].get<std::string>()
+      << ", outer " << mm["outer"].get<std::string>() << ", epilogue "
+      << mm["epilogue"].get<std::string>() << (mm["allow_tf32"].get<bool>() ? ", TF32" : "")
+      << "\n";
+    for (const char* key : {"a", "b", "c", "bias"}) {
+      if (!mm.contains(key)) continue;
+      const auto& o = mm[key];
+      s << "    " << key << ": " << o["buffer"].get<std::string>() << " (" << o["dtype"].get<std::string>()
+        << "), row stride " << o["row_stride"].get<std::string>() << ", column stride "
+        << o["col_stride"].get<std::string>() << ", batch stride "
+        << o["batch_stride"].get<std::string>() << ", outer stride "
+        << o["outer_stride"].get<std::string>() << "\n";
+    }
+    s << "    workspace: " << mm["workspace"].get<std::string>() << " bytes\n";
+  }
   if (j.contains("bound")) {
     const auto& b = j["bound"];
     s << "  bound to";
@@ -440,6 +521,13 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     s << ", device sm_count=" << b["device"]["sm_count"] << ":\n";
     for (size_t i = 0; i < b["launches"].size(); ++i) {
       const auto& l = b["launches"][i];
+      if (l.contains("library")) {
+        s << "    launch " << i << ": library step " << l["library"].get<std::string>() << "\n"
+          << "      m " << l["m"] << ", n " << l["n"] << ", k " << l["k"] << ", batch "
+          << l["batch"] << ", outer " << l["outer"] << ", reads and writes " << l["global_bytes"]
+          << " bytes\n";
+        continue;
+      }
       std::string reason = l["reason"].get<std::string>();
       s << "    launch " << i << ": " << l["kernel"].get<std::string>()
         << (reason.empty() ? "" : "  (" + reason + ")") << "\n";

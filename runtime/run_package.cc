@@ -150,6 +150,18 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
     if (m.buffers()->Get(i)->kind() == fb::BufferKind::Output)
       output_ptr[m.buffers()->Get(i)->io_index()] = buffer[i];
   for (const PlannedLaunch& l : plan.launches()) {
+    if (l.matmul >= 0) {  // a library step
+      const PlannedMatmul& mm = plan.matmuls()[static_cast<size_t>(l.matmul)];
+      ArgBases bases;
+      bases.inputs = input_ptr.data();
+      bases.constants = constant_ptr.data();
+      bases.outputs = output_ptr.data();
+      bases.workspace = workspace;
+      device.matmul(mm.problem, plan.pointer(mm.a, bases), plan.pointer(mm.b, bases),
+                    mm.problem.has_bias ? plan.pointer(mm.bias, bases) : nullptr,
+                    const_cast<void*>(plan.pointer(mm.c, bases)));
+      continue;
+    }
     std::vector<void*> scratch;
     for (uint32_t a = 0; a < l.num_allocations; ++a) {
       const PlannedAllocation& al = plan.allocations()[l.first_allocation + a];

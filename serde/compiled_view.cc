@@ -83,8 +83,12 @@ class ViewBuilder {
       for (ValueId v : s.inputs)
         if (!f_.value(v).scalar_input) reads.push_back(buffer_name(v));
       for (ValueId v : s.outputs) writes.push_back(buffer_name(v));
-      plan.push_back({{"variants", variants}, {"reads", reads}, {"writes", writes}});
+      json entry = {{"variants", variants}, {"reads", reads}, {"writes", writes}};
+      if (step.library >= 0) entry["library"] = c_.matmuls[step.library].name;
+      plan.push_back(entry);
     }
+    json library = json::array();
+    for (const MatmulCall& mm : c_.matmuls) library.push_back(matmul(mm));
     json kernels = json::array();
     for (const auto& k : c_.kernels) kernels.push_back(kernel(k));
     json archs = json::array();
@@ -103,7 +107,8 @@ class ViewBuilder {
             {"workspace", formula(c_.memory.workspace_bytes)},
             {"kernels_per_run", plan.size()},
             {"plan", plan},
-            {"kernels", kernels}};
+            {"kernels", kernels},
+            {"library_steps", library}};
   }
 
  private:
@@ -161,6 +166,33 @@ class ViewBuilder {
       j["strides"] = strides;
     }
     if (alias != kNoValue) j["in_place_of"] = f_.value(alias).name;
+    return j;
+  }
+
+  json matmul(const MatmulCall& mm) {
+    static const char* kEpilogue[] = {"none", "relu", "gelu", "gelu_tanh"};
+    auto operand = [&](const MatmulLayout& l) {
+      return json{{"buffer", buffer_name(l.value)},
+                  {"dtype", dtype_name(l.dtype)},
+                  {"row_stride", formula(l.row_stride)},
+                  {"col_stride", formula(l.col_stride)},
+                  {"batch_stride", formula(l.batch_stride)},
+                  {"outer_stride", formula(l.outer_stride)}};
+    };
+    json j = {{"name", mm.name},
+              {"comment", mm.comment},
+              {"m", formula(mm.m)},
+              {"n", formula(mm.n)},
+              {"k", formula(mm.k)},
+              {"batch", formula(mm.batch)},
+              {"outer", formula(mm.outer)},
+              {"a", operand(mm.a)},
+              {"b", operand(mm.b)},
+              {"c", operand(mm.c)},
+              {"epilogue", kEpilogue[static_cast<int>(mm.epilogue)]},
+              {"allow_tf32", mm.allow_tf32},
+              {"workspace", formula(mm.workspace_bytes)}};
+    if (mm.bias.value != kNoValue) j["bias"] = operand(mm.bias);
     return j;
   }
 

@@ -95,6 +95,7 @@ class MetadataWriter {
     auto kernels = build_kernels();
     auto plan = build_plan();
     auto constants = build_constants();
+    auto matmuls = build_matmuls();
     check_device_free(c_.memory.workspace_bytes, "workspace size");
     uint32_t workspace = program_.slot(c_.memory.workspace_bytes);
     auto provenance = build_provenance();
@@ -116,6 +117,7 @@ class MetadataWriter {
     m.add_provenance(provenance);
     m.add_bind_steps(bind_steps);
     m.add_constants(constants);
+    m.add_matmuls(matmuls);
     b_.Finish(m.Finish());
     return std::string(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
   }
@@ -390,6 +392,42 @@ class MetadataWriter {
     return b_.CreateVector(v);
   }
 
+  fbs::Offset<fb::MatmulOperand> matmul_operand(const MatmulLayout& l) {
+    const int buffer = l.value == kNoValue ? -1 : buffer_index(l.value);
+    for (const Expr* e : {&l.row_stride, &l.col_stride, &l.batch_stride, &l.outer_stride})
+      check_device_free(*e, "a matrix product's strides");
+    return fb::CreateMatmulOperand(b_, buffer, to_fb(l.dtype), program_.slot(l.row_stride),
+                                   program_.slot(l.col_stride), program_.slot(l.batch_stride),
+                                   program_.slot(l.outer_stride));
+  }
+
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::Matmul>>> build_matmuls() {
+    std::vector<fbs::Offset<fb::Matmul>> v;
+    for (const MatmulCall& c : c_.matmuls) {
+      auto name = b_.CreateString(c.name);
+      auto comment = b_.CreateString(c.comment);
+      auto a = matmul_operand(c.a), b = matmul_operand(c.b), out = matmul_operand(c.c);
+      auto bias = matmul_operand(c.bias);
+      fb::MatmulBuilder mb(b_);
+      mb.add_name(name);
+      mb.add_comment(comment);
+      mb.add_m_slot(program_.slot(c.m));
+      mb.add_n_slot(program_.slot(c.n));
+      mb.add_k_slot(program_.slot(c.k));
+      mb.add_batch_slot(program_.slot(c.batch));
+      mb.add_outer_slot(program_.slot(c.outer));
+      mb.add_a(a);
+      mb.add_b(b);
+      mb.add_c(out);
+      mb.add_bias(bias);
+      mb.add_epilogue(static_cast<fb::MatmulEpilogue>(static_cast<uint8_t>(c.epilogue)));
+      mb.add_allow_tf32(c.allow_tf32);
+      mb.add_workspace_slot(program_.slot(c.workspace_bytes));
+      v.push_back(mb.Finish());
+    }
+    return b_.CreateVector(v);
+  }
+
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Launch>>> build_plan() {
     std::vector<fbs::Offset<fb::Launch>> v;
     for (const auto& step : c_.plan) {
@@ -408,7 +446,7 @@ class MetadataWriter {
       auto variants_v = b_.CreateVector(variants);
       auto reads_v = b_.CreateVector(reads);
       auto writes_v = b_.CreateVector(writes);
-      v.push_back(fb::CreateLaunch(b_, variants_v, reads_v, writes_v));
+      v.push_back(fb::CreateLaunch(b_, variants_v, reads_v, writes_v, step.library));
     }
     return b_.CreateVector(v);
   }

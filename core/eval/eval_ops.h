@@ -41,5 +41,6 @@ std::vector<HostTensor> eval_elementwise(const EvalContext& ctx, const Op& op);
 std::vector<HostTensor> eval_reduction(const EvalContext& ctx, const Op& op);
 std::vector<HostTensor> eval_shape_op(const EvalContext& ctx, const Op& op);
 std::vector<HostTensor> eval_creation(const EvalContext& ctx, const Op& op);
+std::vector<HostTensor> eval_matrix(const EvalContext& ctx, const Op& op);
 
 }  // namespace fuserc::eval

@@ -149,6 +149,7 @@ std::vector<HostTensor> eval::evaluate_op(const EvalContext& ctx, const Op& op) 
     case OpGroup::Control: return eval::eval_shape_op(ctx, op);
     case OpGroup::Creation:
     case OpGroup::Random: return eval::eval_creation(ctx, op);
+    case OpGroup::Matrix: return eval::eval_matrix(ctx, op);
     case OpGroup::Reserved: break;
   }
   FUSERC_UNREACHABLE(std::string("cannot evaluate op ") + op_name(op.kind));

@@ -172,6 +172,9 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
   } else if (key == "step") {
     a.step = read_literal(v, path, "step");
     if (a.step.as_double() == 0) fail_op(k, op, path, "step must not be zero");
+  } else if (key == "allow_tf32") {
+    if (!v.is_boolean()) fail_op(k, op, path, "allow_tf32 must be true or false");
+    a.allow_tf32 = v.get<bool>();
   } else if (key == "approximate") {
     // Handled by read_op (it selects the op kind).
   } else {

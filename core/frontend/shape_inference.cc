@@ -486,6 +486,7 @@ std::vector<InferredResult> infer_op(const Fusion& f, Op& op) {
       }
       break;
     case OpGroup::Random: return infer_random(f, op);
+    case OpGroup::Matrix: return infer_matrix(f, op);
     case OpGroup::Control: {
       const Value& x = tensor_arg(f, op, 0);
       return {{x.dtype, x.shape}};

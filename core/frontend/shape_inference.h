@@ -26,4 +26,8 @@ struct InferredResult {
 // Throws OpError.
 std::vector<InferredResult> infer_op(const Fusion& fusion, Op& op);
 
+// matmul and linear (matrix_shapes.cc): PyTorch's rules, equal inner extents, floating
+// operands of one dtype. Throws OpError.
+std::vector<InferredResult> infer_matrix(const Fusion& fusion, Op& op);
+
 }  // namespace fuserc

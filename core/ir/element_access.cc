@@ -70,6 +70,7 @@ bool has_element_access(const Op& op) {
     case OpGroup::Random:
     case OpGroup::Control: return true;
     case OpGroup::Reduction:
+    case OpGroup::Matrix:
     case OpGroup::Reserved: return false;
   }
   return false;

@@ -108,6 +108,7 @@ struct OpAttrs {
   int64_t dim = 0;                                // unsqueeze, cat: normalized
   Expr length;                                    // iota
   Literal start, step;                            // iota
+  bool allow_tf32 = false;                        // matmul, linear: f32 products may use TF32
 };
 
 // How a symbol gets its value from the inputs at run time (core/frontend/symbol_binding.h

@@ -28,6 +28,7 @@ enum class OpGroup : uint8_t {
   Creation,   // makes a tensor from attributes alone (full, iota)
   Random,     // rand/randn from (seed, offset)
   Control,    // segment_set
+  Matrix,     // matrix products (matmul, linear): library steps of the plan, not kernels
   Reserved,   // names kept for later; refused
 };
 

@@ -37,6 +37,10 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
   std::set<int> in_group(group.ops.begin(), group.ops.end());
   for (int k : group.ops) {
     const Op& op = f.ops[k];
+    if (op.info().group == OpGroup::Matrix) {
+      a.error = who(f, op) + " is a matrix product (a library step, not a kernel)";
+      return a;
+    }
     if (op.info().group != OpGroup::Reduction) continue;
     ReductionInfo r;
     r.op = k;

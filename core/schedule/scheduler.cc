@@ -1,5 +1,6 @@
 #include "core/schedule/scheduler.h"
 
+#include "core/schedule/library_scheduler.h"
 #include "core/schedule/pointwise_scheduler.h"
 #include "core/schedule/reduction_scheduler.h"
 #include "core/schedule/transpose_scheduler.h"
@@ -25,8 +26,9 @@ const std::vector<const Scheduler*>& all_schedulers() {
   static const PointwiseScheduler pointwise;
   static const ReductionScheduler reduction;
   static const NormalizationScheduler normalization;
+  static const LibraryScheduler library;
   static const std::vector<const Scheduler*> list = {&transpose, &pointwise, &reduction,
-                                                     &normalization};
+                                                     &normalization, &library};
   return list;
 }
 

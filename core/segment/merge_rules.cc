@@ -20,7 +20,8 @@ const Scheduler* first_accepting(const Fusion& f, const Segment& s,
   for (const Scheduler* sch : schedulers) {
     std::string why = sch->reject_reason(f, s);
     if (why.empty()) {
-      why = element_cost_reason(f, s);
+      // A library step computes no elements in a kernel: the cost model has nothing to bound.
+      why = sch->kind() == SchedulerKind::Library ? "" : element_cost_reason(f, s);
       if (why.empty()) return sch;
     }
     if (reasons)

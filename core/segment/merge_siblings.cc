@@ -45,6 +45,8 @@ class SiblingMerger {
     i.bytes = traffic_bytes(f_, i.traffic, ctx_.points);
     if (i.kind == SchedulerKind::Pointwise) {
       i.domain = shape_to_string(f_.value(s.outputs.at(0)).shape);
+    } else if (i.kind == SchedulerKind::Library) {
+      i.domain = "library";  // never merged with anything
     } else {
       ReductionAnalysis a = analyze_reductions(f_, s);
       i.domain = shape_to_string(a.domain);
@@ -77,6 +79,7 @@ class SiblingMerger {
   bool allowed(int y, int x) {
     const GroupInfo& a = info(y);
     const GroupInfo& b = info(x);
+    if (a.kind == SchedulerKind::Library || b.kind == SchedulerKind::Library) return false;
     GroupTraffic t = merged_siblings(a.traffic, b.traffic);
     // Cheap first: a pointwise union's registers follow from its tensors alone.
     if (a.kind == SchedulerKind::Pointwise && b.kind == SchedulerKind::Pointwise) {

@@ -63,8 +63,12 @@ std::string segmentation_dot(const Fusion& f, const SegmentedFusion& s,
   }
   for (size_t i = 0; i < s.segments.size(); ++i) {
     const Segment& seg = s.segments[i];
-    d << "  subgraph cluster_" << i << " {\n    style=rounded; color=\"#4060a0\";\n    label="
-      << dot_quoted("kernel " + std::to_string(i) + ": " + scheduler_name(seg.scheduler)) << ";\n";
+    const bool library = seg.scheduler == SchedulerKind::Library;
+    d << "  subgraph cluster_" << i << " {\n    style=rounded; color=\""
+      << (library ? "#207040" : "#4060a0") << "\";\n    label="
+      << dot_quoted(library ? "library step " + std::to_string(i) + ": matrix product"
+                            : "kernel " + std::to_string(i) + ": " + scheduler_name(seg.scheduler))
+      << ";\n";
     for (int k : seg.ops) {
       const Op& op = f.ops[k];
       const Value& out = f.value(op.outs.at(0));

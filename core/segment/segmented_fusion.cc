@@ -13,6 +13,7 @@ const char* scheduler_name(SchedulerKind kind) {
     case SchedulerKind::Reduction: return "reduction";
     case SchedulerKind::Normalization: return "normalization";
     case SchedulerKind::Transpose: return "transpose";
+    case SchedulerKind::Library: return "library";
   }
   FUSERC_UNREACHABLE("bad scheduler kind");
 }

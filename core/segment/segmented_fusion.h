@@ -9,7 +9,9 @@
 
 namespace fuserc {
 
-enum class SchedulerKind : uint8_t { Pointwise, Reduction, Normalization, Transpose };
+// Library: a step run by a vendor library (a matrix product: cuBLASLt on a GPU, the CPU
+// executor in the emulator), not a generated kernel.
+enum class SchedulerKind : uint8_t { Pointwise, Reduction, Normalization, Transpose, Library };
 const char* scheduler_name(SchedulerKind kind);
 // Kinds whose groups merge as siblings: a transpose kernel is a pointwise kernel with tiles.
 SchedulerKind kernel_family(SchedulerKind kind);

@@ -13,10 +13,13 @@
 namespace fuserc {
 namespace {
 
-// Whether the edge from op `producer` may be inside one kernel: the result of a segment_set is
-// always read from global memory.
-bool fusible_edge(const Fusion& f, int producer) {
-  return f.ops[producer].kind != OpKind::SegmentSet;
+// Whether the edge from op `producer` to op `consumer` may be inside one kernel: the result of a
+// segment_set is always read from global memory, and so are a matrix product's operands and
+// result (a library step of its own).
+bool fusible_edge(const Fusion& f, int producer, int consumer) {
+  return f.ops[producer].kind != OpKind::SegmentSet &&
+         f.ops[producer].info().group != OpGroup::Matrix &&
+         f.ops[consumer].info().group != OpGroup::Matrix;
 }
 
 // Op-level edges: for each op, the ops producing its arguments.
@@ -91,11 +94,12 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
   };
   for (size_t k = 0; k < f.ops.size(); ++k)
     for (int p : producers[k])
-      if (fusible_edge(f, p)) region[find(static_cast<int>(k))] = find(p);
+      if (fusible_edge(f, p, static_cast<int>(k))) region[find(static_cast<int>(k))] = find(p);
   std::map<int, std::vector<int>> regions;
   for (size_t k = 0; k < f.ops.size(); ++k) regions[find(static_cast<int>(k))].push_back(k);
   bool cut = false;
-  for (const Op& op : f.ops) cut = cut || op.kind == OpKind::SegmentSet;
+  for (const Op& op : f.ops)
+    cut = cut || op.kind == OpKind::SegmentSet || op.info().group == OpGroup::Matrix;
   if (!cut && regions.size() > 1) {
     Segment whole = g.as_segment(all);
     const Scheduler* sch = first_accepting(f, whole, schedulers);

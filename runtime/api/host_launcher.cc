@@ -58,6 +58,14 @@ void HostLauncher::launch(size_t first, size_t last, const void* const* inputs,
   {
     std::lock_guard<std::mutex> lock(state_->emulator_mutex);
     for (size_t i = first; i < last; ++i) {
+      if (launches[i].matmul >= 0) {  // a library step: the CPU executor
+        const PlannedMatmul& mm = plan_.matmuls()[static_cast<size_t>(launches[i].matmul)];
+        state_->emulator->matmul(mm.problem, plan_.pointer(mm.a, bases),
+                                 plan_.pointer(mm.b, bases),
+                                 mm.problem.has_bias ? plan_.pointer(mm.bias, bases) : nullptr,
+                                 const_cast<void*>(plan_.pointer(mm.c, bases)));
+        continue;
+      }
       plan_.write_args(launches[i], bases, storage_.data());
       state_->emulator->launch(*state_->exe, launches[i].kernel, launches[i].dims, params_.data());
     }

@@ -34,7 +34,9 @@ Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> b
       plan_(*state_->exe, *binding_) {
   const fb::Metadata& m = state_->exe->metadata();
   for (const PlannedLaunch& l : plan_.launches())
-    names_.push_back(m.kernels()->Get(l.kernel)->name()->c_str());
+    names_.push_back(l.matmul >= 0
+                         ? plan_.matmuls()[static_cast<size_t>(l.matmul)].name.c_str()
+                         : m.kernels()->Get(l.kernel)->name()->c_str());
   describe_tensors();
   if (state_->emulated()) {
     host_ = std::make_unique<HostLauncher>(state_, plan_);
@@ -42,8 +44,17 @@ Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> b
   }
   const cuda::DriverApi& d = table();
   cuda::ContextScope scope(state_->context->get());
-  for (const PlannedLaunch& l : plan_.launches())
+  for (const PlannedLaunch& l : plan_.launches()) {
+    if (l.matmul >= 0) {  // a library step: no kernel to load
+      functions_.push_back(nullptr);
+      library_steps_ = true;
+      continue;
+    }
     functions_.push_back(state_->modules->function(l.kernel, l.dims.dynamic_shared_bytes));
+  }
+  if (library_steps_)
+    throw CudaError(Failure::InvalidArgument,
+                    "matrix products on a GPU are not supported by this build yet (cuBLASLt)");
   storage_.resize(std::max<uint32_t>(plan_.max_args(), 1));
   for (uint64_t& slot : storage_) params_.push_back(&slot);
   if (plan_.counter_bytes() > 0) {

@@ -103,6 +103,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   uint64_t owned_workspace_ = 0;
   std::atomic<bool> counters_zeroed_{false};
   std::unique_ptr<HostLauncher> host_;  // set for the CPU emulator
+  bool library_steps_ = false;          // the plan has matrix products
   std::mutex mutex_;
 
   uint8_t* workspace_for(void* workspace, size_t size);  // mutex_ held

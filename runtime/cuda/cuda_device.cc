@@ -66,6 +66,13 @@ void CudaDevice::fill_zero(void* dst, size_t bytes) {
         "zeroing scratch memory");
 }
 
+void CudaDevice::matmul(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                        void* c) {
+  (void)p, (void)a, (void)b, (void)bias, (void)c;
+  throw CudaError(Failure::InvalidArgument,
+                  "matrix products on a GPU are not supported by this build yet (cuBLASLt)");
+}
+
 void CudaDevice::launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,
                         void** args) {
   ContextScope scope(context_.get());

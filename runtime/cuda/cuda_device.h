@@ -26,6 +26,8 @@ class CudaDevice : public Device {
   void to_host(void* dst, const void* src, size_t bytes) override;
   void fill_zero(void* dst, size_t bytes) override;
   void launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims, void** args) override;
+  void matmul(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+              void* c) override;
   void synchronize() override;
 
   const Context& context() const { return context_; }

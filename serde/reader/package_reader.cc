@@ -395,8 +395,39 @@ void PackageView::check_consistency(uint32_t version) const {
     blob_ok(k->source());
     for (const auto* b : *k->binaries()) blob_ok(b->cubin());
   }
+  const size_t nmat = m.matmuls() ? m.matmuls()->size() : 0;
+  if (m.matmuls()) {
+    need(version >= 3, "library steps in a package of format version 2 or older");
+    auto operand_ok = [&](const fb::MatmulOperand* o, bool optional) {
+      need(o != nullptr, "a library step has no operand");
+      need(optional ? o->buffer() >= -1 : o->buffer() >= 0, "a library step has no buffer");
+      need(o->buffer() < static_cast<int>(nbuf), "a library step names an unknown buffer");
+      need(o->dtype() >= fb::DType::F16 && o->dtype() <= fb::DType::F64,
+           "a library step's operand is not floating point");
+      slot_ok(o->row_stride_slot());
+      slot_ok(o->col_stride_slot());
+      slot_ok(o->batch_stride_slot());
+      slot_ok(o->outer_stride_slot());
+    };
+    for (const auto* mm : *m.matmuls()) {
+      need(mm->name() && mm->comment(), "a library step has no name");
+      for (uint32_t s : {mm->m_slot(), mm->n_slot(), mm->k_slot(), mm->batch_slot(),
+                         mm->outer_slot(), mm->workspace_slot()})
+        slot_ok(s);
+      operand_ok(mm->a(), false);
+      operand_ok(mm->b(), false);
+      operand_ok(mm->c(), false);
+      operand_ok(mm->bias(), true);
+      need(mm->epilogue() <= fb::MatmulEpilogue::GeluTanh,
+           "a library step has an unknown epilogue");
+    }
+  }
   for (const auto* l : *m.plan()) {
-    need(l->variants() && l->variants()->size() > 0 && l->reads() && l->writes(),
+    const bool library = l->matmul() >= 0;
+    need(l->matmul() >= -1 && l->matmul() < static_cast<int>(nmat),
+         "a launch names an unknown library step");
+    need(l->variants() && (library ? l->variants()->size() == 0 : l->variants()->size() > 0) &&
+             l->reads() && l->writes(),
          "a launch of the plan is incomplete");
     for (const auto* v : *l->variants()) {
       need(v->kernel() < nker, "a launch names an unknown kernel");

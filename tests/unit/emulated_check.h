@@ -86,7 +86,8 @@ inline std::vector<std::vector<std::string>> check_graph(const std::string& json
     auto want = evaluate_fusion(f, inputs, "inputs");
     std::vector<std::string> names;
     for (uint32_t k : exe->bind_inputs(inputs, "inputs")->kernel_of)
-      names.push_back(exe->metadata().kernels()->Get(k)->name()->str());
+      names.push_back(k == kLibraryStep ? std::string("library step")
+                                        : exe->metadata().kernels()->Get(k)->name()->str());
     launched.push_back(names);
     std::vector<EmulatedMemory> modes = memory_modes();
     if (!options.every_memory_mode) modes = {{0, EmulatedMemory::Guard::After}};

@@ -1,0 +1,139 @@
+#include "codegen/library/matmul_call.h"
+
+#include <vector>
+
+#include "core/base/diagnostics.h"
+
+namespace fuserc {
+namespace {
+
+// The strides (elements) of a tensor as it lies in memory: declared, else row-major.
+std::vector<Expr> strides_of(const Value& v) {
+  if (!v.strides.empty()) return v.strides;
+  std::vector<Expr> s(v.shape.size(), Expr(1));
+  for (size_t d = v.shape.size(); d-- > 1;) s[d - 1] = s[d] * v.shape[d];
+  return s;
+}
+
+// One batch dimension of the product: its extent and each operand's stride along it.
+struct BatchDim {
+  Expr extent;
+  Expr a, b, c;
+};
+
+// Whether dimension `outer` (before `inner`) folds into `inner` for every operand.
+bool collapses(const BatchDim& outer, const BatchDim& inner) {
+  return outer.a == inner.a * inner.extent && outer.b == inner.b * inner.extent &&
+         outer.c == inner.c * inner.extent;
+}
+
+}  // namespace
+
+MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& name) {
+  FUSERC_CHECK(s.ops.size() == 1, "a library segment holds one op");
+  const Op& op = f.ops[s.ops[0]];
+  const Value& x = f.value(op.args[0].value);
+  const Value& y = f.value(op.args[1].value);
+  const Value& out = f.value(op.outs[0]);
+  const bool linear = op.kind == OpKind::Linear;
+  MatmulCall call;
+  call.name = name;
+  call.allow_tf32 = op.attrs.allow_tf32;
+  call.workspace_bytes = Expr(kLibraryWorkspaceBytes);
+
+  // A as a matrix [.., M, K] (a rank-1 x is one row).
+  std::vector<Expr> xs = x.shape, xst = strides_of(x);
+  if (xs.size() == 1) {
+    xs.insert(xs.begin(), Expr(1));
+    xst.insert(xst.begin(), xst[0] * xs[1]);
+  }
+  // B as a matrix [.., K, N]: linear's weight [N, K] read transposed; a rank-1 y is a column.
+  std::vector<Expr> ys, yst;
+  if (linear) {
+    std::vector<Expr> w = strides_of(y);
+    ys = {y.shape[1], y.shape[0]};
+    yst = {w[1], w[0]};
+  } else {
+    ys = y.shape;
+    yst = strides_of(y);
+    if (ys.size() == 1) {
+      ys.push_back(Expr(1));
+      yst.push_back(Expr(1));
+    }
+  }
+  call.m = xs[xs.size() - 2];
+  call.k = xs.back();
+  call.n = ys.back();
+  // C: the result, contiguous, as [batch.., M, N].
+  const size_t m_dim = x.shape.size() > 1 ? 1 : 0;
+  const size_t n_dim = linear || y.shape.size() > 1 ? 1 : 0;
+  FUSERC_CHECK(out.shape.size() >= m_dim + n_dim, "a matrix product's result lost dimensions");
+  const size_t nb = out.shape.size() - m_dim - n_dim;
+  std::vector<BatchDim> dims;
+  Expr c_stride = call.m * call.n;
+  for (size_t d = nb; d-- > 0;) {
+    BatchDim bd;
+    bd.extent = out.shape[d];
+    bd.c = c_stride;
+    c_stride = c_stride * bd.extent;
+    // An operand lacking the dimension, or of extent 1 there, is broadcast along it.
+    const size_t xb = xs.size() - 2, yb = ys.size() - 2;
+    if (d + xb >= nb && !xs[d + xb - nb].is_const(1)) bd.a = xst[d + xb - nb];
+    if (d + yb >= nb && !ys[d + yb - nb].is_const(1)) bd.b = yst[d + yb - nb];
+    if (!bd.extent.is_const(1)) dims.insert(dims.begin(), bd);
+  }
+  call.a = {op.args[0].value, x.dtype, xst[xst.size() - 2], xst.back()};
+  call.b = {op.args[1].value, y.dtype, yst[yst.size() - 2], yst.back()};
+  call.c = {op.outs[0], out.dtype, call.n, Expr(1)};
+  if (linear && op.args.size() == 3) {
+    const Value& bias = f.value(op.args[2].value);
+    call.bias = {op.args[2].value, bias.dtype, Expr(0), strides_of(bias)[0]};
+  }
+  // B broadcast over every batch dimension, and A's batch dimensions and rows lying one after
+  // another: the batch is more rows of one product.
+  bool fold = !dims.empty();
+  for (size_t i = 0; fold && i < dims.size(); ++i) {
+    const BatchDim rows{call.m, call.a.row_stride, Expr(0), call.c.row_stride};
+    const BatchDim& inner_dim = i + 1 < dims.size() ? dims[i + 1] : rows;
+    fold = dims[i].b.is_const(0) && dims[i].a == inner_dim.a * inner_dim.extent &&
+           dims[i].c == inner_dim.c * inner_dim.extent;
+  }
+  if (fold) {
+    for (const BatchDim& d : dims) call.m = call.m * d.extent;
+    dims.clear();
+  }
+  // The rest: groups of dimensions one stride reaches, innermost first.
+  std::vector<BatchDim> groups;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (!groups.empty() && collapses(dims[i], groups.back())) {
+      groups.back().extent = groups.back().extent * dims[i].extent;
+      continue;
+    }
+    groups.push_back(dims[i]);
+  }
+  if (groups.size() > 2)
+    throw UserError(SourcePlace{f.source_file},
+                    "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
+                        "' (out '" + out.name + "'): not supported yet: its batch dimensions "
+                        "need " + std::to_string(groups.size()) +
+                        " levels of strides (a library call takes a strided batch, and fuserc "
+                        "loops over one more level)");
+  if (!groups.empty()) {
+    call.batch = groups[0].extent;
+    call.a.batch_stride = groups[0].a;
+    call.b.batch_stride = groups[0].b;
+    call.c.batch_stride = groups[0].c;
+  }
+  if (groups.size() == 2) {
+    call.outer = groups[1].extent;
+    call.a.outer_stride = groups[1].a;
+    call.b.outer_stride = groups[1].b;
+    call.c.outer_stride = groups[1].c;
+  }
+  std::string args;
+  for (const auto& a : op.args) args += (args.empty() ? "" : ", ") + f.value(a.value).name;
+  call.comment = out.name + " = " + op_name(op.kind) + "(" + args + ")";
+  return call;
+}
+
+}  // namespace fuserc

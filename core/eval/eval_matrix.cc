@@ -1,0 +1,97 @@
+// matmul and linear in the interpreter: every product accumulated in double (the reference
+// the library steps are tested against), the result stored as every op's result is (f16/bf16
+// kept in f32 until written).
+#include "core/base/diagnostics.h"
+#include "core/eval/eval_ops.h"
+
+namespace fuserc::eval {
+namespace {
+
+// A matrix operand as the product reads it: element (i, j) of batch entry `b` (the output's
+// batch coordinates, broadcast) at offset(b) + i * row + j * col.
+struct MatrixView {
+  const HostTensor* t = nullptr;
+  int64_t row = 0, col = 0;
+  std::vector<int64_t> batch_stride;  // per output batch dim (0 where broadcast)
+};
+
+MatrixView view_of(const HostTensor& t, bool as_column, bool transposed, size_t out_batch_dims,
+                   const std::vector<int64_t>& out_batch) {
+  MatrixView v;
+  v.t = &t;
+  const std::vector<int64_t>& shape = t.shape();
+  std::vector<int64_t> strides = contiguous_strides(shape);
+  const size_t rank = shape.size();
+  // The matrix dims: a rank-1 operand is a row (left) or a column (right).
+  if (rank == 1) {
+    v.row = as_column ? strides[0] : 0;
+    v.col = as_column ? 0 : strides[0];
+  } else {
+    v.row = strides[rank - 2];
+    v.col = strides[rank - 1];
+  }
+  if (transposed) std::swap(v.row, v.col);
+  const size_t nb = rank >= 2 ? rank - 2 : 0;
+  v.batch_stride.assign(out_batch_dims, 0);
+  for (size_t d = 0; d < nb; ++d) {
+    const size_t od = out_batch_dims - nb + d;
+    v.batch_stride[od] = shape[d] == 1 && out_batch[od] != 1 ? 0 : strides[d];
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<HostTensor> eval_matrix(const EvalContext& ctx, const Op& op) {
+  const Value& out_v = ctx.fusion.value(op.outs[0]);
+  const HostTensor& x = ctx.operand(op.args[0]);
+  const HostTensor& y = ctx.operand(op.args[1]);
+  std::vector<int64_t> out_shape = ctx.concrete_shape(out_v.shape);
+  HostTensor out(storage_dtype(out_v.dtype), out_shape);
+  const bool linear = op.kind == OpKind::Linear;
+  // M, N, K and the output's batch dimensions.
+  const int64_t k = x.shape().back();
+  const int64_t m = x.rank() >= 2 ? x.shape()[x.rank() - 2] : 1;
+  const int64_t n = linear ? y.shape()[0] : (y.rank() >= 2 ? y.shape().back() : 1);
+  std::vector<int64_t> batch;
+  if (linear) {
+    batch.assign(x.shape().begin(), x.shape().end() - (x.rank() >= 2 ? 2 : 1));
+  } else {
+    size_t drop = (x.rank() > 1 ? 1 : 0) + (y.rank() > 1 ? 1 : 0);
+    batch.assign(out_shape.begin(), out_shape.end() - static_cast<std::ptrdiff_t>(drop));
+  }
+  MatrixView a = view_of(x, false, false, batch.size(), batch);
+  // linear's weight [out, in] is read transposed: B[l][j] = w[j][l].
+  MatrixView b = linear ? view_of(y, false, true, batch.size(), batch)
+                        : view_of(y, true, false, batch.size(), batch);
+  const HostTensor* bias = linear && op.args.size() == 3 ? &ctx.operand(op.args[2]) : nullptr;
+  int64_t entries = 1;
+  for (int64_t e : batch) entries *= e;
+  std::vector<int64_t> idx(batch.size(), 0);
+  int64_t out_at = 0;
+  for (int64_t e = 0; e < entries; ++e) {
+    int64_t ao = 0, bo = 0;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      ao += idx[d] * a.batch_stride[d];
+      bo += idx[d] * b.batch_stride[d];
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t l = 0; l < k; ++l)
+          acc += x.load_f64(ao + i * a.row + l * a.col) * y.load_f64(bo + l * b.row + j * b.col);
+        if (bias) acc += bias->load_f64(j);
+        out.store_f64(out_at++, acc);
+      }
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  FUSERC_CHECK(out_at == out.numel(), "matrix product wrote the wrong number of elements");
+  std::vector<HostTensor> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
+}  // namespace fuserc::eval

@@ -1,0 +1,181 @@
+// Matrix products (matmul, linear): typing and its refusals, eval against hand-computed values,
+// the library step the compiler plans (sizes, strides, the batch folded into rows or kept as a
+// strided batch and outer calls), and the emulator's product against eval for every layout:
+// transposed, batched with broadcast, rank 1 on either side, a strided input, with constants
+// and with kernels around it.
+#include <catch2/catch.hpp>
+
+#include "emulated_check.h"
+
+using namespace fuserc;
+using namespace fuserc::testing;
+
+namespace {
+
+std::string graph(const std::string& inputs, const std::string& ops, const std::string& outputs,
+                  const std::string& symbols = "{}") {
+  return R"({"fuserc": 1, "name": "mm", "symbols": )" + symbols + R"(, "inputs": [)" + inputs +
+         R"(], "ops": [)" + ops + R"(], "outputs": [)" + outputs + "]}";
+}
+
+std::string input(const std::string& name, const std::string& dtype, const std::string& shape,
+                  const std::string& extra = "") {
+  return R"({"name": ")" + name + R"(", "dtype": ")" + dtype + R"(", "shape": )" + shape +
+         extra + "}";
+}
+
+CompiledFusion compiled(const std::string& json) {
+  PassContext ctx;
+  CompileOptions o;
+  o.run_nvrtc = false;
+  return compile_fusion(parse_text(json), o, ctx);
+}
+
+}  // namespace
+
+TEST_CASE("matmul and linear: result shapes as PyTorch gives them", "[matmul]") {
+  auto shape_of = [](const std::string& a, const std::string& b, const char* op = "matmul") {
+    Fusion f = parse_text(graph(input("a", "f32", a) + ", " + input("b", "f32", b),
+                                std::string(R"({"op": ")") + op +
+                                    R"(", "args": ["a", "b"], "out": "c"})",
+                                R"("c")", R"({"N": {}, "B": {}})"));
+    return shape_to_string(f.value(*f.find_value("c")).shape);
+  };
+  CHECK(shape_of("[3, 4]", "[4, 5]") == "[3, 5]");
+  CHECK(shape_of("[4]", "[4]") == "[]");
+  CHECK(shape_of("[3, 4]", "[4]") == "[3]");
+  CHECK(shape_of("[4]", "[4, 5]") == "[5]");
+  CHECK(shape_of("[\"B\", 3, 4]", "[4, 5]") == "[B, 3, 5]");
+  CHECK(shape_of("[\"B\", 1, 3, 4]", "[7, 4, 5]") == "[B, 7, 3, 5]");
+  CHECK(shape_of("[\"N\", 4]", "[\"B\", 4, 2]") == "[B, N, 2]");
+  CHECK(shape_of("[4]", "[\"B\", 4, 2]") == "[B, 2]");
+  CHECK(shape_of("[\"B\", 3, 4]", "[4]") == "[B, 3]");
+  CHECK(shape_of("[\"B\", \"N\", 16]", "[32, 16]", "linear") == "[B, N, 32]");
+  CHECK(shape_of("[16]", "[32, 16]", "linear") == "[32]");
+}
+
+TEST_CASE("matmul and linear: bad operands are refused naming the op", "[matmul]") {
+  auto bad = [](const std::string& inputs, const std::string& op) {
+    return parse_error(graph(inputs, op, R"("c")", R"({"N": {}, "M": {}})"));
+  };
+  const std::string mm = R"({"op": "matmul", "args": ["a", "b"], "out": "c"})";
+  CHECK(bad(input("a", "f32", "[\"N\", 64]") + ", " + input("b", "f32", "[32, 16]"), mm)
+            .find("op 0 'matmul' (out 'c') at $.ops[0].args[1]: the inner extents of 'a' "
+                  "(f32[N, 64]) and 'b' (f32[32, 16]) differ: 64 and 32") != std::string::npos);
+  CHECK(bad(input("a", "f32", "[\"N\", \"M\"]") + ", " + input("b", "f32", "[\"N\", 4]"), mm)
+            .find("differ: M and N (symbols must be the same expression)") != std::string::npos);
+  CHECK(bad(input("a", "i32", "[4, 8]") + ", " + input("b", "i32", "[8, 2]"), mm)
+            .find("'matmul' multiplies floating-point matrices; 'a' (i32[4, 8]) is not") !=
+        std::string::npos);
+  CHECK(bad(input("a", "f16", "[4, 8]") + ", " + input("b", "f32", "[8, 2]"), mm)
+            .find("takes operands of one dtype") != std::string::npos);
+  CHECK(bad(input("a", "f32", "[]") + ", " + input("b", "f32", "[8, 2]"), mm)
+            .find("needs operands of rank 1 or more") != std::string::npos);
+  CHECK(bad(input("a", "f32", "[3, 4, 8]") + ", " + input("b", "f32", "[5, 8, 2]"), mm)
+            .find("do not broadcast: 3 and 5 in batch dimension 0") != std::string::npos);
+  const std::string lin = R"({"op": "linear", "args": ["a", "b", "z"], "out": "c"})";
+  CHECK(bad(input("a", "f32", "[4, 8]") + ", " + input("b", "f32", "[8]") + ", " +
+                input("z", "f32", "[8]"),
+            lin)
+            .find("the weight of 'linear' is [out, in]") != std::string::npos);
+  CHECK(bad(input("a", "f32", "[4, 8]") + ", " + input("b", "f32", "[3, 8]") + ", " +
+                input("z", "f32", "[4]"),
+            lin)
+            .find("the bias of 'linear' is [out] = [3], got 'z' (f32[4])") != std::string::npos);
+  CHECK(bad(input("a", "f32", "[4, 8]") + ", " + input("b", "f32", "[3, 7]") + ", " +
+                input("z", "f32", "[3]"),
+            lin)
+            .find("takes inputs of 7 features, but 'a' (f32[4, 8]) has 8") != std::string::npos);
+}
+
+TEST_CASE("matmul and linear in eval: hand-computed values", "[matmul]") {
+  Fusion f = parse_text(graph(input("a", "f32", "[2, 3]") + ", " + input("b", "f32", "[3, 2]") +
+                                  ", " + input("w", "f32", "[2, 3]") + ", " +
+                                  input("z", "f32", "[2]") + ", " + input("v", "f32", "[3]"),
+                              R"({"op": "matmul", "args": ["a", "b"], "out": "c"},
+                                 {"op": "linear", "args": ["a", "w", "z"], "out": "l"},
+                                 {"op": "matmul", "args": ["v", "b"], "out": "vb"},
+                                 {"op": "matmul", "args": ["a", "v"], "out": "av"})",
+                              R"("c", "l", "vb", "av")"));
+  TensorMap in;
+  in.emplace("a", tensor<float>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}));
+  in.emplace("b", tensor<float>(DType::F32, {3, 2}, {1, 0, 0, 1, 1, 1}));
+  in.emplace("w", tensor<float>(DType::F32, {2, 3}, {1, 1, 1, 0, 1, 0}));
+  in.emplace("z", tensor<float>(DType::F32, {2}, {10, 20}));
+  in.emplace("v", tensor<float>(DType::F32, {3}, {1, -1, 2}));
+  auto out = evaluate_fusion(f, in, "in");
+  CHECK(as_doubles(out[0].second) == std::vector<double>{4, 5, 10, 11});
+  CHECK(as_doubles(out[1].second) == std::vector<double>{16, 22, 25, 25});
+  CHECK(as_doubles(out[2].second) == std::vector<double>{3, 1});
+  CHECK(as_doubles(out[3].second) == std::vector<double>{5, 11});
+}
+
+TEST_CASE("the library step the compiler plans for each layout", "[matmul]") {
+  // linear over [B, S, K]: the weight is shared, so the batch is more rows (M = B * S).
+  CompiledFusion c = compiled(graph(input("x", "bf16", "[\"B\", \"S\", 64]") + ", " +
+                                        input("w", "bf16", "[32, 64]"),
+                                    R"({"op": "linear", "args": ["x", "w"], "out": "y"})",
+                                    R"("y")", R"({"B": {}, "S": {}})"));
+  REQUIRE(c.matmuls.size() == 1);
+  REQUIRE(c.plan.size() == 1);
+  CHECK(c.plan[0].library == 0);
+  CHECK(c.kernels.empty());
+  const MatmulCall& l = c.matmuls[0];
+  CHECK(l.m.str() == "B * S");
+  CHECK((l.n == Expr(32) && l.k == Expr(64) && l.batch == Expr(1) && l.outer == Expr(1)));
+  // w [32, 64] read transposed: B(l, j) = w[j][l] is column-major.
+  CHECK((l.b.row_stride == Expr(1) && l.b.col_stride == Expr(64)));
+  CHECK((l.a.row_stride == Expr(64) && l.a.col_stride == Expr(1)));
+
+  // Attention scores: q [B, H, L, E] @ kT [B, H, E, L]: a strided batch of B * H.
+  c = compiled(graph(input("q", "f16", "[\"B\", 4, \"L\", 16]") + ", " +
+                         input("k", "f16", "[\"B\", 4, 16, \"L\"]"),
+                     R"({"op": "matmul", "args": ["q", "k"], "out": "s"})", R"("s")",
+                     R"({"B": {}, "L": {}})"));
+  const MatmulCall& s = c.matmuls[0];
+  CHECK(s.batch.str() == "B * 4");
+  CHECK(s.outer == Expr(1));
+  CHECK(s.a.batch_stride.str() == "L * 16");
+
+  // A batch broadcast over one of two dimensions: a strided batch and outer calls.
+  c = compiled(graph(input("a", "f32", "[\"B\", 3, 5, 8]") + ", " +
+                         input("b", "f32", "[\"B\", 1, 8, 2]"),
+                     R"({"op": "matmul", "args": ["a", "b"], "out": "c"})", R"("c")",
+                     R"({"B": {}})"));
+  const MatmulCall& g = c.matmuls[0];
+  CHECK((g.batch == Expr(3) && g.b.batch_stride == Expr(0)));
+  CHECK(g.outer.str() == "B");
+  CHECK((g.a.outer_stride == Expr(120) && g.b.outer_stride == Expr(16)));
+}
+
+TEST_CASE("library steps in the emulator match eval for every layout", "[matmul][emulated]") {
+  const std::string syms = R"({"B": {"hint": 2, "max": 9}, "N": {"hint": 5, "max": 70}})";
+  auto run = [&](const std::string& inputs, const std::string& ops, const std::string& outputs) {
+    check_graph(graph(inputs, ops, outputs, syms), {{{"B", 1}, {"N", 1}}, {{"B", 3}, {"N", 37}}},
+                {false, false});
+  };
+  // Plain, with a bias and the kernels around it.
+  run(input("x", "bf16", "[\"N\", 24]") + ", " + input("w", "bf16", "[40, 24]") + ", " +
+          input("b", "bf16", "[40]"),
+      R"({"op": "linear", "args": ["x", "w", "b"], "out": "h"},
+         {"op": "gelu", "args": ["h"], "approximate": "tanh", "out": "g"},
+         {"op": "add", "args": ["g", 1.0], "out": "y"})",
+      R"("y", "h")");
+  // Transposed operands (a permute feeding the product), f32 and f64.
+  for (const char* dt : {"f32", "f64"})
+    run(input("a", dt, "[24, \"N\"]") + ", " + input("b", dt, "[24, 7]"),
+        R"({"op": "permute", "args": ["a"], "dims": [1, 0], "out": "at"},
+           {"op": "matmul", "args": ["at", "b"], "out": "c"})",
+        R"("c")");
+  // Batched, broadcast over one batch dimension; rank 1 on either side.
+  run(input("a", "f16", "[\"B\", 3, \"N\", 8]") + ", " + input("b", "f16", "[\"B\", 1, 8, 6]") +
+          ", " + input("v", "f16", "[8]") + ", " + input("u", "f16", "[\"N\"]"),
+      R"({"op": "matmul", "args": ["a", "b"], "out": "c"},
+         {"op": "matmul", "args": ["a", "v"], "out": "av"},
+         {"op": "matmul", "args": ["u", "a"], "out": "ua"})",
+      R"("c", "av", "ua")");
+  // A strided input read as it lies (column-major), and a constant weight.
+  run(input("a", "f32", "[\"N\", 5]", R"(, "strides": [1, "N"])") + ", " +
+          input("w", "f32", "[3, 5]", R"(, "data": [1, 2, 3, 4, 5, -1, -2, -3, -4, -5, 0.5, 0, 0, 0, 2])"),
+      R"({"op": "linear", "args": ["a", "w"], "out": "y"})", R"("y")");
+}
