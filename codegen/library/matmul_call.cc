@@ -39,6 +39,7 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
   MatmulCall call;
   call.name = name;
   call.allow_tf32 = op.attrs.allow_tf32;
+  call.epilogue = static_cast<MatmulEpilogueKind>(static_cast<uint8_t>(op.attrs.activation));
   call.workspace_bytes = Expr(kLibraryWorkspaceBytes);
 
   // A as a matrix [.., M, K] (a rank-1 x is one row).

@@ -1,6 +1,8 @@
 // matmul and linear in the interpreter: every product accumulated in double (the reference
 // the library steps are tested against), the result stored as every op's result is (f16/bf16
 // kept in f32 until written).
+#include <cmath>
+
 #include "core/base/diagnostics.h"
 #include "core/eval/eval_ops.h"
 
@@ -38,6 +40,18 @@ MatrixView view_of(const HostTensor& t, bool as_column, bool transposed, size_t 
     v.batch_stride[od] = shape[d] == 1 && out_batch[od] != 1 ? 0 : strides[d];
   }
   return v;
+}
+
+// An activation the fuse-epilogues pass moved into the product (eval of the compiled IR).
+double activate(MatmulActivation a, double x) {
+  switch (a) {
+    case MatmulActivation::None: return x;
+    case MatmulActivation::Relu: return x > 0 ? x : 0.0;
+    case MatmulActivation::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case MatmulActivation::GeluTanh:
+      return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  }
+  return x;
 }
 
 }  // namespace
@@ -81,7 +95,7 @@ std::vector<HostTensor> eval_matrix(const EvalContext& ctx, const Op& op) {
         for (int64_t l = 0; l < k; ++l)
           acc += x.load_f64(ao + i * a.row + l * a.col) * y.load_f64(bo + l * b.row + j * b.col);
         if (bias) acc += bias->load_f64(j);
-        out.store_f64(out_at++, acc);
+        out.store_f64(out_at++, activate(op.attrs.activation, acc));
       }
     for (size_t d = batch.size(); d-- > 0;) {
       if (++idx[d] < batch[d]) break;

@@ -234,6 +234,13 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
         case OpKind::Cat:
         case OpKind::IndexSelect:
         case OpKind::Gather: s << " dim=" << a.dim; break;
+        case OpKind::Matmul:
+        case OpKind::Linear: {
+          static const char* kAct[] = {"", " activation=relu", " activation=gelu",
+                                       " activation=gelu_tanh"};
+          s << kAct[static_cast<int>(a.activation)] << (a.allow_tf32 ? " allow_tf32" : "");
+          break;
+        }
         case OpKind::Slice:
           s << " starts=" << shape_to_string(a.starts) << " steps=" << ints_to_string(a.steps);
           break;

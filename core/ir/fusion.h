@@ -91,6 +91,10 @@ struct Value {
 
 enum class GeluApproximate : uint8_t { None, Tanh };
 
+// The activation a matrix product applies to its result before writing it (the
+// fuse-epilogues pass moves a following relu or gelu into the product).
+enum class MatmulActivation : uint8_t { None = 0, Relu, Gelu, GeluTanh };
+
 // Attributes of every op kind, normalized. Only the fields of the op's kind are meaningful.
 struct OpAttrs {
   std::vector<int64_t> dims;  // reduce dims (sorted), permute order, squeeze dims (sorted)
@@ -109,6 +113,7 @@ struct OpAttrs {
   Expr length;                                    // iota
   Literal start, step;                            // iota
   bool allow_tf32 = false;                        // matmul, linear: f32 products may use TF32
+  MatmulActivation activation = MatmulActivation::None;  // matmul, linear (fuse-epilogues)
 };
 
 // How a symbol gets its value from the inputs at run time (core/frontend/symbol_binding.h

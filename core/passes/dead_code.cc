@@ -24,6 +24,10 @@ void remove_dead_ops(Fusion& f) {
   for (bool l : live_op) all_live = all_live && l;
   for (ValueId id : f.inputs)
     if (f.value(id).is_constant() && !live_value[id]) all_live = false;
+  // Values no op defines any more (results another pass moved) go too.
+  size_t defined = f.inputs.size();
+  for (const Op& op : f.ops) defined += op.outs.size();
+  if (defined != f.values.size()) all_live = false;
   if (all_live) return;
 
   // Keep the inputs and the results of live ops; renumber.

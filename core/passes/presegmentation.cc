@@ -9,6 +9,8 @@ const std::vector<FusionPass>& presegmentation_passes() {
       {"fold-casts", "cast the original value where a cast of an exact cast was", fold_casts},
       {"collapse-views", "read through one view where a view of a view was", collapse_views},
       {"noop-views", "remove views that give back their operand unchanged", remove_noop_views},
+      {"fuse-epilogues", "apply an activation and a cast in a matrix product before it writes",
+       fuse_library_epilogues},
       {"dead-code", "remove ops whose results no output needs", remove_dead_ops},
   };
   return passes;

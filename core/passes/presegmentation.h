@@ -28,6 +28,7 @@ void fold_constants(Fusion& fusion);     // fold_constants.cc (uses core/eval)
 void fold_casts(Fusion& fusion);         // fold_casts.cc
 void collapse_views(Fusion& fusion);     // collapse_views.cc
 void remove_noop_views(Fusion& fusion);  // noop_views.cc
+void fuse_library_epilogues(Fusion& fusion);  // fuse_epilogues.cc
 void remove_dead_ops(Fusion& fusion);    // dead_code.cc
 
 // The IR verifier: structural invariants every pass must keep. Throws InternalError.
