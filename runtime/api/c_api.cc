@@ -67,6 +67,7 @@ fuserc_status guarded(fuserc_status user, F&& f) {
       case Failure::OutOfMemory: return set_error(FUSERC_ERROR_OUT_OF_MEMORY, e.what());
       case Failure::InvalidArgument: return set_error(FUSERC_ERROR_INVALID_ARGUMENT, e.what());
       case Failure::Driver: return set_error(FUSERC_ERROR_CUDA, e.what());
+      case Failure::NoLibrary: return set_error(FUSERC_ERROR_NO_LIBRARY, e.what());
     }
     return set_error(FUSERC_ERROR_CUDA, e.what());
   } catch (const fuserc::UserError& e) {
@@ -217,6 +218,7 @@ const char* fuserc_status_name(fuserc_status s) {
     case FUSERC_ERROR_CUDA: return "FUSERC_ERROR_CUDA";
     case FUSERC_ERROR_OUT_OF_MEMORY: return "FUSERC_ERROR_OUT_OF_MEMORY";
     case FUSERC_ERROR_INTERNAL: return "FUSERC_ERROR_INTERNAL";
+    case FUSERC_ERROR_NO_LIBRARY: return "FUSERC_ERROR_NO_LIBRARY";
   }
   return "FUSERC_ERROR_UNKNOWN";
 }

@@ -60,7 +60,9 @@ typedef enum fuserc_status {
   FUSERC_ERROR_NO_COMPATIBLE_KERNEL = 6, /* no cubin or PTX of the package fits the device */
   FUSERC_ERROR_CUDA = 7,                 /* a driver call or a kernel launch failed */
   FUSERC_ERROR_OUT_OF_MEMORY = 8,        /* device (or host) memory exhausted */
-  FUSERC_ERROR_INTERNAL = 9              /* a bug in fuserc */
+  FUSERC_ERROR_INTERNAL = 9,             /* a bug in fuserc */
+  FUSERC_ERROR_NO_LIBRARY = 10           /* a CUDA library the plan needs is missing (cuBLASLt
+                                            for matrix products; FUSERC_LIBCUBLASLT names it) */
 } fuserc_status;
 
 /* Element types, as in the package format. */

@@ -1,7 +1,8 @@
 // Owns the errors of running on a GPU: one type, CudaError, whose kind says what went wrong
 // (no driver, no device, no kernel for this device, a driver call that failed, a bad
-// argument), so that the C API can map it to an error code. It is a UserError: the command
-// line reports it as one line and exit status 1, like any problem with what it was given.
+// argument, no cuBLASLt), so that the C API can map it to an error code. It is a UserError:
+// the command line reports it as one line and exit status 1, like any problem with what it
+// was given.
 #pragma once
 
 #include <string>
@@ -18,6 +19,7 @@ enum class Failure {
   Driver,              // a driver call failed (the CUresult is kept)
   OutOfMemory,         // a device allocation failed
   InvalidArgument,     // a launch or capture was given something it cannot use
+  NoLibrary,           // a CUDA library the plan needs (cuBLASLt) is missing or too old
 };
 
 class CudaError : public UserError {

@@ -467,6 +467,10 @@ void FakeDriver::register_package(const Executable& exe, bool execute) {
   }
 }
 
+CUresult FakeDriver::enqueue(CUstream s, std::function<void()> step) {
+  return impl_->enqueue(s, std::move(step));
+}
+
 size_t FakeDriver::live_bytes() const {
   size_t n = 0;
   for (const auto& [p, b] : impl_->memory) n += b;

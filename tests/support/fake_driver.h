@@ -76,6 +76,10 @@ class FakeDriver {
   void set_current(cuda::CUcontext c);
   cuda::CUcontext user_context() const;
 
+  // Runs `step` on stream `s` as the fake's own work is: now, or recorded into the graph when
+  // the stream is being captured (for fakes of libraries that enqueue work, fake_cublaslt.h).
+  cuda::CUresult enqueue(cuda::CUstream s, std::function<void()> step);
+
   // Implementation, used by the table's functions.
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -35,6 +35,8 @@ TEST_CASE("the C interface reports failures as a status and a message", "[c_api]
   CHECK(std::string(fuserc_version()).size() > 0);
   CHECK(fuserc_abi_version() == FUSERC_RUNTIME_ABI_VERSION);
   CHECK(std::string(fuserc_status_name(FUSERC_ERROR_SHAPE)) == "FUSERC_ERROR_SHAPE");
+  CHECK(std::string(fuserc_status_name(FUSERC_ERROR_NO_LIBRARY)) == "FUSERC_ERROR_NO_LIBRARY");
+  CHECK(FUSERC_ERROR_NO_LIBRARY == 10);
 
   fuserc_package* p = nullptr;
   CHECK(fuserc_package_load("/nonexistent/model.fpkg", nullptr, &p) == FUSERC_ERROR_PACKAGE);
