@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "runtime/api/host_launcher.h"
+#include "runtime/cuda/cublaslt_matmul.h"
 #include "runtime/api/package_state.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_error.h"
@@ -45,16 +46,21 @@ Plan::Plan(std::shared_ptr<PackageState> state, std::shared_ptr<const Binding> b
   const cuda::DriverApi& d = table();
   cuda::ContextScope scope(state_->context->get());
   for (const PlannedLaunch& l : plan_.launches()) {
-    if (l.matmul >= 0) {  // a library step: no kernel to load
+    if (l.matmul >= 0) {  // a library step: cuBLASLt set up now (descriptors, algorithm)
       functions_.push_back(nullptr);
-      library_steps_ = true;
+      const PlannedMatmul& mm = plan_.matmuls()[static_cast<size_t>(l.matmul)];
+      LibraryStep step;
+      // The plan's buffers are 256-byte aligned; the caller's may be aligned only to their
+      // elements: a second runner takes those (chosen per launch).
+      step.aligned = std::make_unique<cuda::MatmulRunner>(mm.problem, mm.workspace_bytes, 256);
+      step.any = std::make_unique<cuda::MatmulRunner>(mm.problem, mm.workspace_bytes,
+                                                      element_alignment(mm.problem));
+      library_.push_back(std::move(step));
       continue;
     }
+    library_.emplace_back();
     functions_.push_back(state_->modules->function(l.kernel, l.dims.dynamic_shared_bytes));
   }
-  if (library_steps_)
-    throw CudaError(Failure::InvalidArgument,
-                    "matrix products on a GPU are not supported by this build yet (cuBLASLt)");
   storage_.resize(std::max<uint32_t>(plan_.max_args(), 1));
   for (uint64_t& slot : storage_) params_.push_back(&slot);
   if (plan_.counter_bytes() > 0) {
@@ -193,6 +199,29 @@ void Plan::check_memory(const void* const* inputs, void* const* outputs, const v
   }
 }
 
+uint32_t Plan::element_alignment(const MatmulProblem& p) {
+  size_t a = dtype_size(p.a.dtype);
+  for (DType d : {p.b.dtype, p.c.dtype}) a = std::min(a, dtype_size(d));
+  if (p.has_bias) a = std::min(a, dtype_size(p.bias.dtype));
+  return static_cast<uint32_t>(a);
+}
+
+void Plan::run_library_step(size_t i, const ArgBases& bases, cuda::CUstream stream) {
+  const PlannedMatmul& mm = plan_.matmuls()[static_cast<size_t>(plan_.launches()[i].matmul)];
+  const void* a = plan_.pointer(mm.a, bases);
+  const void* b = plan_.pointer(mm.b, bases);
+  const void* bias = mm.problem.has_bias ? plan_.pointer(mm.bias, bases) : nullptr;
+  void* c = const_cast<void*>(plan_.pointer(mm.c, bases));
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 256 == 0; };
+  const LibraryStep& step = library_[i];
+  const cuda::MatmulRunner& runner =
+      aligned(a) && aligned(b) && aligned(c) && (!bias || aligned(bias)) ? *step.aligned
+                                                                         : *step.any;
+  // The library's workspace is the scratch region, which the kernels' scratch also uses: the
+  // steps run in order on one stream.
+  runner.run(a, b, bias, c, bases.workspace + plan_.scratch_offset(), stream);
+}
+
 Plan::~Plan() {
   if (!counters_ && !owned_workspace_) return;
   try {
@@ -326,6 +355,10 @@ void Plan::launch(void* stream, const void* const* inputs, void* const* outputs,
   ArgBases bases = prepare(stream, inputs, outputs, workspace, workspace_size);
   const auto& launches = plan_.launches();
   for (size_t i = 0; i < launches.size(); ++i) {
+    if (launches[i].matmul >= 0) {
+      run_library_step(i, bases, s);
+      continue;
+    }
     plan_.write_args(launches[i], bases, storage_.data());
     cuda::launch_kernel(d, static_cast<cuda::CUfunction>(functions_[i]), names_[i],
                         launches[i].dims, s, params_.data());
@@ -357,6 +390,10 @@ void Plan::launch_one(size_t i, void* stream, const void* const* inputs, void* c
   cuda::ContextScope scope(state_->context->get());
   ArgBases bases = prepare(stream, inputs, outputs, workspace, workspace_size);
   const PlannedLaunch& l = plan_.launches().at(i);
+  if (l.matmul >= 0) {
+    run_library_step(i, bases, static_cast<cuda::CUstream>(stream));
+    return;
+  }
   plan_.write_args(l, bases, storage_.data());
   cuda::launch_kernel(table(), static_cast<cuda::CUfunction>(functions_[i]), names_[i], l.dims,
                       static_cast<cuda::CUstream>(stream), params_.data());

@@ -31,6 +31,8 @@
 
 namespace fuserc::cuda {
 struct DriverApi;
+class MatmulRunner;
+using CUstream = struct CUstream_st*;
 }
 
 namespace fuserc::rt {
@@ -103,7 +105,14 @@ class Plan : public std::enable_shared_from_this<Plan> {
   uint64_t owned_workspace_ = 0;
   std::atomic<bool> counters_zeroed_{false};
   std::unique_ptr<HostLauncher> host_;  // set for the CPU emulator
-  bool library_steps_ = false;          // the plan has matrix products
+  // Per planned launch: for a library step, its cuBLASLt runners (for 256-byte aligned
+  // operands, and for any operands aligned to their elements).
+  struct LibraryStep {
+    std::unique_ptr<cuda::MatmulRunner> aligned, any;
+  };
+  std::vector<LibraryStep> library_;
+  static uint32_t element_alignment(const MatmulProblem& p);
+  void run_library_step(size_t launch, const ArgBases& bases, cuda::CUstream stream);
   std::mutex mutex_;
 
   uint8_t* workspace_for(void* workspace, size_t size);  // mutex_ held

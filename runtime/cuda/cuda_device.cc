@@ -1,5 +1,9 @@
 #include "runtime/cuda/cuda_device.h"
 
+#include <algorithm>
+
+#include "runtime/cuda/cublaslt_matmul.h"
+
 #include "runtime/cuda/cuda_error.h"
 #include "runtime/launch_plan.h"
 
@@ -19,6 +23,10 @@ CudaDevice::CudaDevice(int ordinal)
 
 CudaDevice::~CudaDevice() {
   modules_.clear();  // before the context is released
+  if (library_workspace_) {
+    ContextScope scope(context_.get());
+    driver_->cuMemFree(library_workspace_);
+  }
 }
 
 std::string CudaDevice::name() const {
@@ -68,9 +76,19 @@ void CudaDevice::fill_zero(void* dst, size_t bytes) {
 
 void CudaDevice::matmul(const MatmulProblem& p, const void* a, const void* b, const void* bias,
                         void* c) {
-  (void)p, (void)a, (void)b, (void)bias, (void)c;
-  throw CudaError(Failure::InvalidArgument,
-                  "matrix products on a GPU are not supported by this build yet (cuBLASLt)");
+  ContextScope scope(context_.get());
+  // `fuserc run`: each product set up where it runs, any alignment of its operands (the
+  // runtime's plans set theirs up at bind); the workspace is kept for later products.
+  size_t align = dtype_size(p.a.dtype);
+  for (DType d : {p.b.dtype, p.c.dtype}) align = std::min(align, dtype_size(d));
+  MatmulRunner runner(p, kLibraryWorkspace, static_cast<uint32_t>(align));
+  if (runner.workspace_bytes() > 0 && !library_workspace_) {
+    CUdeviceptr w = 0;
+    check(driver_->cuMemAlloc(&w, kLibraryWorkspace), "allocating the library's workspace");
+    library_workspace_ = w;
+  }
+  runner.run(a, b, bias, c, reinterpret_cast<void*>(static_cast<uintptr_t>(library_workspace_)),
+             nullptr);
 }
 
 void CudaDevice::launch(const Executable& exe, uint32_t kernel, const LaunchDims& dims,

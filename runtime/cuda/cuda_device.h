@@ -38,6 +38,9 @@ class CudaDevice : public Device {
   // By executable id (an address may be reused by a later executable). The kernels of an
   // executable stay loaded until the device is destroyed.
   std::map<uint64_t, std::unique_ptr<KernelModules>> modules_;
+  // The workspace of library steps (allocated by the first product that needs one).
+  static constexpr size_t kLibraryWorkspace = 32 << 20;
+  CUdeviceptr library_workspace_ = 0;
 };
 
 // Launches `f` (kernel `name`) on `stream`; a failure names the kernel and its geometry.
