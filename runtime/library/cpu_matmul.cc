@@ -63,14 +63,27 @@ T read(const char* p) {
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
+float float_of_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+// An element of type T at p, in Acc. The 16-bit formats are decoded inline here (packing
+// converts every element of A and B several times): bf16 and normal f16 by moving their bits
+// into place, exactly as core/base/half.h does; other f16 values (zero, subnormal, infinity,
+// NaN) through half.h.
 template <class Acc, class T>
 Acc to_acc(const char* p) {
-  if constexpr (std::is_same_v<T, F16Bits>)
-    return static_cast<Acc>(f16_bits_to_float(read<uint16_t>(p)));
-  else if constexpr (std::is_same_v<T, BF16Bits>)
-    return static_cast<Acc>(bf16_bits_to_float(read<uint16_t>(p)));
-  else
+  if constexpr (std::is_same_v<T, F16Bits>) {
+    const uint32_t h = read<uint16_t>(p), exponent = (h >> 10) & 0x1fu;
+    if (exponent == 0 || exponent == 0x1fu) return static_cast<Acc>(f16_bits_to_float(h));
+    const uint32_t bits = (h & 0x8000u) << 16 | (exponent + 112u) << 23 | (h & 0x3ffu) << 13;
+    return static_cast<Acc>(float_of_bits(bits));
+  } else if constexpr (std::is_same_v<T, BF16Bits>) {
+    return static_cast<Acc>(float_of_bits(uint32_t{read<uint16_t>(p)} << 16));
+  } else {
     return static_cast<Acc>(read<T>(p));
+  }
 }
 
 int64_t elem_size(DType dtype) {

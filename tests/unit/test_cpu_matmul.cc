@@ -239,6 +239,29 @@ TEST_CASE("cpu_matmul: every dtype of A, B and C", "[cpu_matmul]") {
   }
 }
 
+TEST_CASE("cpu_matmul: every f16 and bf16 bit pattern reads as half.h decodes it", "[cpu_matmul]") {
+  // A column of every pattern times 1: C holds the operand's value (the sum starts at +0).
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    std::vector<uint16_t> a(1 << 16);
+    for (uint32_t h = 0; h < a.size(); ++h) a[h] = static_cast<uint16_t>(h);
+    const float one = 1.0f;
+    std::vector<float> c(a.size());
+    MatmulProblem p;
+    p.m = static_cast<int64_t>(a.size()), p.n = 1, p.k = 1;
+    p.a = {dtype, 1, 1, 0, 0};
+    p.b = {DType::F32, 1, 1, 0, 0};
+    p.c = {DType::F32, 1, 1, 0, 0};
+    cpu_matmul(p, a.data(), &one, nullptr, c.data());
+    int64_t wrong = 0;
+    for (uint32_t h = 0; h < a.size(); ++h) {
+      const float want = dtype == DType::F16 ? f16_bits_to_float(a[h]) : bf16_bits_to_float(a[h]);
+      if (std::isnan(want) ? !std::isnan(c[h]) : c[h] != want) ++wrong;
+    }
+    INFO(dtype_name(dtype));
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("cpu_matmul: transposed and strided operands", "[cpu_matmul]") {
   const Layout layouts[] = {Layout::RowMajor, Layout::ColMajor, Layout::Padded, Layout::Strided,
                             Layout::StridedColMajor};
