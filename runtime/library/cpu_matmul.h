@@ -9,7 +9,9 @@
 namespace fuserc {
 
 // Runs `p` on host memory. Pointers are to element (0, 0) of batch entry (0, 0); `bias` is
-// ignored unless p.has_bias. `threads`: host threads to use (0: every core).
+// ignored unless p.has_bias. `threads`: host threads to use at most (0: every core; a small
+// problem uses one). Each element of C is summed in the order k = 0, 1, ..., so the result has
+// the same bits whatever the number of threads. Operands and bias must have float dtypes.
 void cpu_matmul(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
                 int threads = 0);
 
