@@ -102,7 +102,9 @@ void add_compile_command(CLI::App& app) {
       std::vector<std::string> archs;
       for (int a : c.archs) archs.push_back("sm_" + std::to_string(a));
       std::cout << "fuserc: wrote " << o->out << ": "
-                << count_of(c.plan.size(), "kernel", "kernels") << " per run, "
+                << steps_per_run(static_cast<int64_t>(c.plan.size() - c.matmuls.size()),
+                                 static_cast<int64_t>(c.matmuls.size()))
+                << ", "
                 << count_of(c.kernels.size(), "compiled variant", "compiled variants") << " ("
                 << join(archs) << " + PTX)\n";
     }

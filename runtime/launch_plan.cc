@@ -180,6 +180,10 @@ void LaunchPlan::plan_matmul(const fb::Metadata& m, const Binding& b, const std:
     to.batch_stride = b.slot(o->batch_stride_slot());
     to.outer_stride = b.slot(o->outer_stride_slot());
     src = buffer_source(m, b, file, static_cast<uint32_t>(o->buffer()), out);
+    if (o->offset_slot() >= 0)
+      src.view_bytes = checked_size(b.slot(static_cast<uint32_t>(o->offset_slot())), file,
+                                    "library operand offset") *
+                       dtype_size(to.dtype);
   };
   operand(mm->a(), q.a, p.a, false);
   operand(mm->b(), q.b, p.b, false);
@@ -199,13 +203,17 @@ void LaunchPlan::plan_matmul(const fb::Metadata& m, const Binding& b, const std:
 }
 
 const void* LaunchPlan::pointer(const ArgSource& s, const ArgBases& bases) const {
+  const uint8_t* base = nullptr;
   switch (s.kind) {
-    case ArgSource::Kind::Input: return bases.inputs[s.index];
-    case ArgSource::Kind::Constant: return bases.constants[s.index];
-    case ArgSource::Kind::Output: return bases.outputs[s.index];
-    case ArgSource::Kind::Workspace: return bases.workspace + s.offset;
+    case ArgSource::Kind::Input: base = static_cast<const uint8_t*>(bases.inputs[s.index]); break;
+    case ArgSource::Kind::Constant:
+      base = static_cast<const uint8_t*>(bases.constants[s.index]);
+      break;
+    case ArgSource::Kind::Output: base = static_cast<const uint8_t*>(bases.outputs[s.index]); break;
+    case ArgSource::Kind::Workspace: base = bases.workspace + s.offset; break;
     default: FUSERC_UNREACHABLE("a library operand that is not a buffer");
   }
+  return base && s.view_bytes ? base + s.view_bytes : base;  // an empty operand may be null
 }
 
 std::string describe_dims(const LaunchDims& d) {

@@ -45,6 +45,7 @@ struct ArgSource {
   uint8_t bytes = 8;
   uint32_t index = 0;
   uint64_t offset = 0;
+  uint64_t view_bytes = 0;  // a library operand: from the buffer's start to its first element
   uint64_t bits = 0;
 };
 

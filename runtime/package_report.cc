@@ -1,3 +1,4 @@
+#include "core/base/text_util.h"
 #include "runtime/package_report.h"
 
 #include <cstdio>
@@ -117,7 +118,10 @@ json matmuls_json(const fb::Metadata& m) {
                 {"row_stride", slot_formula(m, o->row_stride_slot())},
                 {"col_stride", slot_formula(m, o->col_stride_slot())},
                 {"batch_stride", slot_formula(m, o->batch_stride_slot())},
-                {"outer_stride", slot_formula(m, o->outer_stride_slot())}};
+                {"outer_stride", slot_formula(m, o->outer_stride_slot())},
+                {"offset", o->offset_slot() < 0
+                               ? std::string("0")
+                               : slot_formula(m, static_cast<uint32_t>(o->offset_slot()))}};
   };
   for (const auto* mm : *m.matmuls()) {
     json j = {{"name", mm->name()->str()},
@@ -337,7 +341,9 @@ json package_json(const Executable& exe, const Binding* bound) {
     buffers.push_back(j);
   }
   json plan = json::array();
+  size_t library_steps = 0;
   for (const auto* l : *m.plan()) {
+    if (l->matmul() >= 0) ++library_steps;
     json variants = json::array();
     for (const auto* v : *l->variants())
       variants.push_back({{"kernel", m.kernels()->Get(v->kernel())->name()->str()},
@@ -368,7 +374,8 @@ json package_json(const Executable& exe, const Binding* bound) {
             {"binding", binding_json(m)},
             {"buffers", buffers},
             {"workspace", slot_formula(m, m.workspace_bytes_slot())},
-            {"kernels_per_run", plan.size()},
+            {"kernels_per_run", plan.size() - library_steps},
+            {"library_steps_per_run", library_steps},
             {"plan", plan},
             {"kernels", kernels},
             {"library_steps", matmuls_json(m)}};
@@ -436,8 +443,10 @@ std::string package_text(const Executable& exe, const Binding* bound) {
     s << "\n";
   }
   s << "  workspace: " << j["workspace"].get<std::string>() << " bytes\n";
-  size_t runs = j["kernels_per_run"].get<size_t>(), variants = j["kernels"].size();
-  s << "  plan: " << runs << " kernel" << (runs == 1 ? "" : "s") << " per run (" << variants
+  const size_t variants = j["kernels"].size();
+  s << "  plan: "
+    << steps_per_run(j["kernels_per_run"].get<int64_t>(), j["library_steps_per_run"].get<int64_t>())
+    << " (" << variants
     << " compiled variant" << (variants == 1 ? "" : "s") << ", chosen at launch by size)\n";
   for (size_t i = 0; i < j["plan"].size(); ++i) {
     const auto& l = j["plan"][i];
@@ -510,7 +519,10 @@ std::string package_text(const Executable& exe, const Binding* bound) {
         << "), row stride " << o["row_stride"].get<std::string>() << ", column stride "
         << o["col_stride"].get<std::string>() << ", batch stride "
         << o["batch_stride"].get<std::string>() << ", outer stride "
-        << o["outer_stride"].get<std::string>() << "\n";
+        << o["outer_stride"].get<std::string>();
+      if (o["offset"].get<std::string>() != "0")
+        s << ", from element " << o["offset"].get<std::string>();
+      s << "\n";
     }
     s << "    workspace: " << mm["workspace"].get<std::string>() << " bytes\n";
   }

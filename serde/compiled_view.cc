@@ -72,7 +72,9 @@ class ViewBuilder {
       buffers.push_back(j);
     }
     json plan = json::array();
+    size_t library_steps = 0;
     for (const auto& step : c_.plan) {
+      if (step.library >= 0) ++library_steps;
       json variants = json::array();
       for (size_t i = 0; i < step.kernels.size(); ++i)
         variants.push_back({{"kernel", c_.kernels[step.kernels[i]].name},
@@ -105,7 +107,8 @@ class ViewBuilder {
             {"binding", binding},
             {"buffers", buffers},
             {"workspace", formula(c_.memory.workspace_bytes)},
-            {"kernels_per_run", plan.size()},
+            {"kernels_per_run", plan.size() - library_steps},
+            {"library_steps_per_run", library_steps},
             {"plan", plan},
             {"kernels", kernels},
             {"library_steps", library}};
@@ -177,7 +180,8 @@ class ViewBuilder {
                   {"row_stride", formula(l.row_stride)},
                   {"col_stride", formula(l.col_stride)},
                   {"batch_stride", formula(l.batch_stride)},
-                  {"outer_stride", formula(l.outer_stride)}};
+                  {"outer_stride", formula(l.outer_stride)},
+                  {"offset", formula(l.offset)}};
     };
     json j = {{"name", mm.name},
               {"comment", mm.comment},

@@ -394,11 +394,13 @@ class MetadataWriter {
 
   fbs::Offset<fb::MatmulOperand> matmul_operand(const MatmulLayout& l) {
     const int buffer = l.value == kNoValue ? -1 : buffer_index(l.value);
-    for (const Expr* e : {&l.row_stride, &l.col_stride, &l.batch_stride, &l.outer_stride})
+    for (const Expr* e :
+         {&l.row_stride, &l.col_stride, &l.batch_stride, &l.outer_stride, &l.offset})
       check_device_free(*e, "a matrix product's strides");
-    return fb::CreateMatmulOperand(b_, buffer, to_fb(l.dtype), program_.slot(l.row_stride),
-                                   program_.slot(l.col_stride), program_.slot(l.batch_stride),
-                                   program_.slot(l.outer_stride));
+    return fb::CreateMatmulOperand(
+        b_, buffer, to_fb(l.dtype), program_.slot(l.row_stride), program_.slot(l.col_stride),
+        program_.slot(l.batch_stride), program_.slot(l.outer_stride),
+        l.offset.is_const(0) ? -1 : static_cast<int32_t>(program_.slot(l.offset)));
   }
 
   fbs::Offset<fbs::Vector<fbs::Offset<fb::Matmul>>> build_matmuls() {

@@ -15,6 +15,21 @@ std::vector<Expr> strides_of(const Value& v) {
   return s;
 }
 
+// An operand as the product reads it: through an absorbed view, else as it lies.
+struct Read {
+  std::vector<Expr> shape, strides;
+  Expr offset = Expr(0);
+};
+
+Read read_of(const Fusion& f, const Op& op, size_t i) {
+  const Value& v = f.value(op.args[i].value);
+  if (i < 2 && op.attrs.views[i].active()) {
+    const OperandView& view = op.attrs.views[i];
+    return {view.shape, view.memory, view.memory_offset};
+  }
+  return {v.shape, strides_of(v)};
+}
+
 // One batch dimension of the product: its extent and each operand's stride along it.
 struct BatchDim {
   Expr extent;
@@ -42,8 +57,9 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
   call.epilogue = static_cast<MatmulEpilogueKind>(static_cast<uint8_t>(op.attrs.activation));
   call.workspace_bytes = Expr(kLibraryWorkspaceBytes);
 
+  const Read xr = read_of(f, op, 0), yr = read_of(f, op, 1);
   // A as a matrix [.., M, K] (a rank-1 x is one row).
-  std::vector<Expr> xs = x.shape, xst = strides_of(x);
+  std::vector<Expr> xs = xr.shape, xst = xr.strides;
   if (xs.size() == 1) {
     xs.insert(xs.begin(), Expr(1));
     xst.insert(xst.begin(), xst[0] * xs[1]);
@@ -51,12 +67,12 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
   // B as a matrix [.., K, N]: linear's weight [N, K] read transposed; a rank-1 y is a column.
   std::vector<Expr> ys, yst;
   if (linear) {
-    std::vector<Expr> w = strides_of(y);
-    ys = {y.shape[1], y.shape[0]};
+    const std::vector<Expr>& w = yr.strides;
+    ys = {yr.shape[1], yr.shape[0]};
     yst = {w[1], w[0]};
   } else {
-    ys = y.shape;
-    yst = strides_of(y);
+    ys = yr.shape;
+    yst = yr.strides;
     if (ys.size() == 1) {
       ys.push_back(Expr(1));
       yst.push_back(Expr(1));
@@ -65,18 +81,21 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
   call.m = xs[xs.size() - 2];
   call.k = xs.back();
   call.n = ys.back();
-  // C: the result, contiguous, as [batch.., M, N].
-  const size_t m_dim = x.shape.size() > 1 ? 1 : 0;
-  const size_t n_dim = linear || y.shape.size() > 1 ? 1 : 0;
-  FUSERC_CHECK(out.shape.size() >= m_dim + n_dim, "a matrix product's result lost dimensions");
-  const size_t nb = out.shape.size() - m_dim - n_dim;
+  // C as [batch.., M, N]: the result, contiguous, or a permute of it written through strides.
+  const size_t m_dim = xr.shape.size() > 1 ? 1 : 0;
+  const size_t n_dim = linear || yr.shape.size() > 1 ? 1 : 0;
+  const OperandView& rv = op.attrs.result_view;
+  const std::vector<Expr>& cs = rv.active() ? rv.shape : out.shape;
+  const std::vector<Expr> cst = rv.active() ? rv.memory : strides_of(out);
+  FUSERC_CHECK(cs.size() >= m_dim + n_dim, "a matrix product's result lost dimensions");
+  const size_t nb = cs.size() - m_dim - n_dim;
+  const Expr c_col = n_dim ? cst.back() : Expr(1);
+  const Expr c_row = m_dim ? cst[cs.size() - 1 - n_dim] : call.n * c_col;
   std::vector<BatchDim> dims;
-  Expr c_stride = call.m * call.n;
   for (size_t d = nb; d-- > 0;) {
     BatchDim bd;
-    bd.extent = out.shape[d];
-    bd.c = c_stride;
-    c_stride = c_stride * bd.extent;
+    bd.extent = cs[d];
+    bd.c = cst[d];
     // An operand lacking the dimension, or of extent 1 there, is broadcast along it.
     const size_t xb = xs.size() - 2, yb = ys.size() - 2;
     if (d + xb >= nb && !xs[d + xb - nb].is_const(1)) bd.a = xst[d + xb - nb];
@@ -85,7 +104,9 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
   }
   call.a = {op.args[0].value, x.dtype, xst[xst.size() - 2], xst.back()};
   call.b = {op.args[1].value, y.dtype, yst[yst.size() - 2], yst.back()};
-  call.c = {op.outs[0], out.dtype, call.n, Expr(1)};
+  call.a.offset = xr.offset;
+  call.b.offset = yr.offset;
+  call.c = {op.outs[0], out.dtype, c_row, c_col};
   if (linear && op.args.size() == 3) {
     const Value& bias = f.value(op.args[2].value);
     call.bias = {op.args[2].value, bias.dtype, Expr(0), strides_of(bias)[0]};
@@ -94,7 +115,7 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
   // another: the batch is more rows of one product.
   bool fold = !dims.empty();
   for (size_t i = 0; fold && i < dims.size(); ++i) {
-    const BatchDim rows{call.m, call.a.row_stride, Expr(0), call.c.row_stride};
+    const BatchDim rows{call.m, call.a.row_stride, Expr(0), c_row};
     const BatchDim& inner_dim = i + 1 < dims.size() ? dims[i + 1] : rows;
     fold = dims[i].b.is_const(0) && dims[i].a == inner_dim.a * inner_dim.extent &&
            dims[i].c == inner_dim.c * inner_dim.extent;
@@ -132,8 +153,24 @@ MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& na
     call.c.outer_stride = groups[1].c;
   }
   std::string args;
-  for (const auto& a : op.args) args += (args.empty() ? "" : ", ") + f.value(a.value).name;
-  call.comment = out.name + " = " + op_name(op.kind) + "(" + args + ")";
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const std::string& arg = f.value(op.args[i].value).name;
+    const OperandView* view = i < 2 && op.attrs.views[i].active() ? &op.attrs.views[i] : nullptr;
+    // A view left to a kernel before the product (none of its chain could be read in place).
+    const Op* producer = f.producer(op.args[i].value);
+    const bool copied =
+        producer &&
+        (producer->kind == OpKind::Permute || producer->kind == OpKind::Reshape ||
+         producer->kind == OpKind::Expand || producer->kind == OpKind::BroadcastInDim ||
+         producer->kind == OpKind::Squeeze || producer->kind == OpKind::Unsqueeze ||
+         producer->kind == OpKind::Slice);
+    args += (args.empty() ? "" : ", ") + (view ? view->views + " of " + arg : arg) +
+            (copied ? " [" + arg + ": a " + std::string(op_name(producer->kind)) +
+                          " no strides express, copied by a kernel]"
+                    : "");
+  }
+  call.comment = out.name + " = " + (rv.active() ? rv.views + " of " : "") + op_name(op.kind) +
+                 "(" + args + ")";
   return call;
 }
 

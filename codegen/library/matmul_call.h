@@ -20,6 +20,7 @@ struct MatmulLayout {
   DType dtype = DType::F32;
   Expr row_stride = Expr(0), col_stride = Expr(1);
   Expr batch_stride = Expr(0), outer_stride = Expr(0);
+  Expr offset = Expr(0);  // elements from the buffer's start to element (0, 0)
 };
 
 enum class MatmulEpilogueKind : uint8_t { None = 0, Relu, Gelu, GeluTanh };

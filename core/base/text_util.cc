@@ -57,6 +57,12 @@ std::string count_of(int64_t n, const char* singular, const char* plural) {
   return std::to_string(n) + " " + (n == 1 ? singular : plural);
 }
 
+std::string steps_per_run(int64_t kernels, int64_t library_steps) {
+  std::string s = count_of(kernels, "kernel", "kernels");
+  if (library_steps > 0) s += " and " + count_of(library_steps, "library step", "library steps");
+  return s + " per run";
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string s;
   for (size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];

@@ -20,6 +20,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 
 // "1 entry", "3 entries"
 std::string count_of(int64_t n, const char* singular, const char* plural);
+// "3 kernels per run", "1 kernel and 2 library steps per run".
+std::string steps_per_run(int64_t kernels, int64_t library_steps);
 
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");

@@ -239,6 +239,10 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
           static const char* kAct[] = {"", " activation=relu", " activation=gelu",
                                        " activation=gelu_tanh"};
           s << kAct[static_cast<int>(a.activation)] << (a.allow_tf32 ? " allow_tf32" : "");
+          for (size_t i = 0; i < a.views.size(); ++i)
+            if (a.views[i].active())
+              s << " view" << i << "=[" << a.views[i].views << " " << shape_to_string(a.views[i].shape)
+                << " strides " << shape_to_string(a.views[i].memory) << "]";
           break;
         }
         case OpKind::Slice:

@@ -5,6 +5,7 @@
 // clamped, reshape's -1 inferred), so no later stage re-interprets the JSON.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -95,6 +96,20 @@ enum class GeluApproximate : uint8_t { None, Tanh };
 // fuse-epilogues pass moves a following relu or gelu into the product).
 enum class MatmulActivation : uint8_t { None = 0, Relu, Gelu, GeluTanh };
 
+// A view of a matrix product's operand that the product reads in place (the absorb-views pass
+// folds slices, permutes, reshapes, broadcasts and unit dimensions between a value and the
+// product into it): the product sees a tensor of extents `shape` whose element i is the source's
+// element at offset + sum(i_d * stride_d). `logical` counts in the source's row-major order
+// (what eval reads), `memory` in its buffer as laid out (an input's declared strides). Empty
+// shape: no view.
+struct OperandView {
+  std::vector<Expr> shape;
+  std::vector<Expr> logical, memory;
+  Expr logical_offset = Expr(0), memory_offset = Expr(0);  // a slice's first element
+  std::string views;  // the ops it replaces, first applied first: "permute", "reshape permute"
+  bool active() const { return !shape.empty(); }
+};
+
 // Attributes of every op kind, normalized. Only the fields of the op's kind are meaningful.
 struct OpAttrs {
   std::vector<int64_t> dims;  // reduce dims (sorted), permute order, squeeze dims (sorted)
@@ -114,6 +129,9 @@ struct OpAttrs {
   Literal start, step;                            // iota
   bool allow_tf32 = false;                        // matmul, linear: f32 products may use TF32
   MatmulActivation activation = MatmulActivation::None;  // matmul, linear (fuse-epilogues)
+  std::array<OperandView, 2> views;  // matmul, linear: how each operand is read (absorb-views)
+  OperandView result_view;  // matmul, linear: the product (shape: the product's own) written
+                            // through strides into the result, a permute of it (absorb-views)
 };
 
 // How a symbol gets its value from the inputs at run time (core/frontend/symbol_binding.h

@@ -11,6 +11,9 @@ const std::vector<FusionPass>& presegmentation_passes() {
       {"noop-views", "remove views that give back their operand unchanged", remove_noop_views},
       {"fuse-epilogues", "apply an activation and a cast in a matrix product before it writes",
        fuse_library_epilogues},
+      {"absorb-views",
+       "read views of a matrix product's operands in place; write a permute of its result",
+       absorb_operand_views},
       {"dead-code", "remove ops whose results no output needs", remove_dead_ops},
   };
   return passes;

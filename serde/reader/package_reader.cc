@@ -408,6 +408,8 @@ void PackageView::check_consistency(uint32_t version) const {
       slot_ok(o->col_stride_slot());
       slot_ok(o->batch_stride_slot());
       slot_ok(o->outer_stride_slot());
+      need(o->offset_slot() >= -1, "a library step's operand has a bad offset");
+      if (o->offset_slot() >= 0) slot_ok(static_cast<uint32_t>(o->offset_slot()));
     };
     for (const auto* mm : *m.matmuls()) {
       need(mm->name() && mm->comment(), "a library step has no name");

@@ -5,6 +5,7 @@
 // and with kernels around it.
 #include <catch2/catch.hpp>
 
+#include "core/passes/presegmentation.h"
 #include "emulated_check.h"
 
 using namespace fuserc;
@@ -178,4 +179,116 @@ TEST_CASE("library steps in the emulator match eval for every layout", "[matmul]
   run(input("a", "f32", "[\"N\", 5]", R"(, "strides": [1, "N"])") + ", " +
           input("w", "f32", "[3, 5]", R"(, "data": [1, 2, 3, 4, 5, -1, -2, -3, -4, -5, 0.5, 0, 0, 0, 2])"),
       R"({"op": "linear", "args": ["a", "w"], "out": "y"})", R"("y")");
+}
+
+namespace {
+
+// eval of the graph after the presegmentation passes (views absorbed into the products) equals
+// eval of the graph as written.
+void check_passes_keep_values(const std::string& json, const std::map<std::string, int64_t>& at) {
+  Fusion f = parse_text(json);
+  Fusion passed = f;
+  PassContext ctx;
+  run_presegmentation_passes(passed, ctx);
+  auto symbols = choose_symbol_values(f, at);
+  TensorMap inputs = make_random_inputs(f, symbols, 5);
+  auto want = evaluate_fusion(f, inputs, "inputs");
+  auto got = evaluate_fusion(passed, inputs, "inputs");
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("output " << want[i].first);
+    CHECK(compare_tensors(got[i].second, want[i].second) == "");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("views of an operand are read in place, through strides", "[matmul]") {
+  const std::string syms = R"({"B": {"hint": 2, "max": 9}, "L": {"hint": 5, "max": 70}})";
+  // Attention scores with K split into heads and transposed: reshape then permute, no kernel.
+  const std::string scores =
+      graph(input("q", "f16", "[\"B\", 4, \"L\", 16]") + ", " +
+                input("k", "f16", "[\"B\", \"L\", 64]"),
+            R"({"op": "reshape", "args": ["k"], "shape": ["B", "L", 4, 16], "out": "kh"},
+               {"op": "permute", "args": ["kh"], "dims": [0, 2, 3, 1], "out": "kt"},
+               {"op": "matmul", "args": ["q", "kt"], "out": "s"})",
+            R"("s")", syms);
+  CompiledFusion c = compiled(scores);
+  CHECK(c.kernels.empty());
+  REQUIRE(c.matmuls.size() == 1);
+  const MatmulCall& s = c.matmuls[0];
+  CHECK(s.comment == "s = matmul(q, reshape permute of k)");
+  CHECK((s.b.row_stride == Expr(1) && s.b.col_stride == Expr(64)));  // K-major: transposed
+  CHECK((s.batch == Expr(4) && s.b.batch_stride == Expr(16)));       // the heads
+  CHECK((s.outer.str() == "B" && s.b.outer_stride.str() == "L * 64"));
+
+  // A weight broadcast over the batch by expand: the batch becomes rows of one product.
+  const std::string shared_weight =
+      graph(input("a", "f32", "[\"B\", \"L\", 8]") + ", " + input("w", "f32", "[8, 6]"),
+            R"({"op": "expand", "args": ["w"], "shape": ["B", 8, 6], "out": "wb"},
+               {"op": "matmul", "args": ["a", "wb"], "out": "c"})",
+            R"("c")", syms);
+  c = compiled(shared_weight);
+  CHECK(c.kernels.empty());
+  CHECK(c.matmuls[0].m.str() == "B * L");
+  CHECK(c.matmuls[0].b.batch_stride == Expr(0));
+
+  // A merge of dimensions that do not lie one after another: the permute is copied by a
+  // kernel, the reshape of its result read in place, and the step says so.
+  const std::string merged =
+      graph(input("x", "f32", "[4, \"B\", 8]") + ", " + input("w", "f32", "[32, 5]"),
+            R"({"op": "permute", "args": ["x"], "dims": [1, 0, 2], "out": "xp"},
+               {"op": "reshape", "args": ["xp"], "shape": ["B", 32], "out": "xr"},
+               {"op": "matmul", "args": ["xr", "w"], "out": "c"})",
+            R"("c")", syms);
+  c = compiled(merged);
+  CHECK(c.kernels.size() == 1);
+  CHECK(c.matmuls[0].comment ==
+        "c = matmul(reshape of xp [xp: a permute no strides express, copied by a kernel], w)");
+
+  // A permute leaving no unit stride in the matrix (x [B, 4, 6] as [6, B, 4]: its matrix
+  // [B, 4] has strides 24 and 6): the library cannot read it in place; a kernel copies it.
+  const std::string not_readable =
+      graph(input("x", "f32", "[\"B\", 4, 6]") + ", " + input("w", "f32", "[4, 3]"),
+            R"({"op": "permute", "args": ["x"], "dims": [2, 0, 1], "out": "xp"},
+               {"op": "matmul", "args": ["xp", "w"], "out": "c"})",
+            R"("c")", syms);
+  c = compiled(not_readable);
+  CHECK(c.kernels.size() == 1);
+  CHECK(c.matmuls[0].comment ==
+        "c = matmul(xp [xp: a permute no strides express, copied by a kernel], w)");
+
+  // Attention as GPT-2 writes it: Q and V sliced out of one QKV tensor, split into heads, and
+  // the heads merged back by a permute of the product: no kernel at all.
+  const std::string heads =
+      graph(input("qkv", "bf16", "[\"B\", \"L\", 48]") + ", " +
+                input("p", "bf16", "[\"B\", 2, \"L\", \"L\"]"),
+            R"({"op": "slice", "args": ["qkv"], "starts": [0, 0, 32], "ends": ["B", "L", 48],
+                "out": "v0"},
+               {"op": "reshape", "args": ["v0"], "shape": ["B", "L", 2, 8], "out": "v1"},
+               {"op": "permute", "args": ["v1"], "dims": [0, 2, 1, 3], "out": "v"},
+               {"op": "matmul", "args": ["p", "v"], "out": "o"},
+               {"op": "permute", "args": ["o"], "dims": [0, 2, 1, 3], "out": "o1"})",
+            R"("o1")", syms);
+  c = compiled(heads);
+  CHECK(c.kernels.empty());
+  const MatmulCall& h = c.matmuls[0];
+  CHECK(h.comment == "o1 = permute of matmul(p, slice reshape permute of qkv)");
+  CHECK(h.b.offset == Expr(32));
+  CHECK((h.b.row_stride == Expr(48) && h.b.batch_stride == Expr(8)));
+  CHECK((h.c.row_stride == Expr(16) && h.c.col_stride == Expr(1) && h.c.batch_stride == Expr(8)));
+  // A slice with a step over the matrix's columns leaves no unit stride: copied.
+  const std::string stepped =
+      graph(input("x", "f32", "[\"L\", 12]") + ", " + input("w", "f32", "[6, 3]"),
+            R"({"op": "slice", "args": ["x"], "starts": [0, 1], "ends": ["L", 12], "steps": [1, 2],
+                "out": "xs"},
+               {"op": "matmul", "args": ["xs", "w"], "out": "c"})",
+            R"("c")", syms);
+  c = compiled(stepped);
+  CHECK(c.kernels.size() == 1);
+
+  for (const std::string& g : {scores, shared_weight, merged, not_readable, heads, stepped}) {
+    check_passes_keep_values(g, {{"B", 3}, {"L", 7}});
+    check_graph(g, {{{"B", 1}, {"L", 1}}, {{"B", 3}, {"L", 37}}}, {false, false});
+  }
 }
