@@ -1,6 +1,7 @@
 // `fuserc bench GRAPH.json [--json]`: where the time goes, in one process, medians of
 // repeated runs: the front end (parse to CUDA text), NVRTC, writing the package, loading it to
-// a ready Executable, and binding a new shape. Also the targets they are held to.
+// a ready Executable, and binding a new shape. Also the targets they are held to, and each
+// library step's product in the CPU executor the emulator uses (cmd/bench_library.h).
 // `fuserc bench PACKAGE.fpkg --gpu [--bind ...]`: the package's kernels timed on a GPU
 // (cmd/bench_gpu.h); without --gpu, what loading it costs (cmd/bench_load.h).
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/bench_gpu.h"
+#include "cmd/bench_library.h"
 #include "cmd/bench_load.h"
 #include "cmd/bench_timing.h"
 #include "cmd/commands.h"
@@ -24,6 +26,7 @@
 #include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/base/diagnostics.h"
 #include "core/base/file_io.h"
+#include "core/base/text_util.h"
 #include "core/frontend/graph_parser.h"
 #include "runtime/executable.h"
 #include "serde/package_writer.h"
@@ -48,6 +51,7 @@ void add_bench_command(CLI::App& app) {
     bool gpu = false;
     std::string bind, inputs;
     int warmup = 10;
+    int library_runs = 3;
     int device = 0;
     bool frontend_only = false;
   };
@@ -59,7 +63,12 @@ void add_bench_command(CLI::App& app) {
   sub->add_flag("--gpu", o->gpu,
                 "time a package (GRAPH is a .fpkg) on a GPU: each kernel and the whole plan "
                 "(CUDA events, median), as a CUDA graph, bandwidth, host cost of a launch");
-  sub->add_option("--bind", o->bind, "--gpu: symbol values, e.g. N=4096,H=1024 (else hints)");
+  sub->add_option("--bind", o->bind,
+                  "symbol values, e.g. N=4096,H=1024 (else hints): --gpu's binding; on a graph, "
+                  "the sizes its library steps are timed at");
+  sub->add_option("--library-runs", o->library_runs,
+                  "on a graph: runs of each library step's product in the CPU executor "
+                  "(default 3; 0: none)");
   sub->add_option("--inputs", o->inputs,
                   "--gpu: a safetensors file with the inputs (else a fixed pattern)");
   sub->add_option("--warmup", o->warmup, "--gpu: launches before timing (default 10)");
@@ -90,9 +99,12 @@ void add_bench_command(CLI::App& app) {
       run_gpu_bench(g);
       return;
     }
-    if (!o->bind.empty() || !o->inputs.empty())
-      throw UsageError("--bind and --inputs go with --gpu");
-    if (o->graph.size() > 5 && o->graph.compare(o->graph.size() - 5, 5, ".fpkg") == 0) {
+    if (!o->inputs.empty()) throw UsageError("--inputs goes with --gpu");
+    const bool package =
+        o->graph.size() > 5 && o->graph.compare(o->graph.size() - 5, 5, ".fpkg") == 0;
+    if (package && !o->bind.empty()) throw UsageError("--bind goes with --gpu or a graph");
+    if (o->library_runs < 0) throw UsageError("--library-runs must be >= 0");
+    if (package) {
       LoadBenchOptions l;
       l.package = o->graph;
       l.runs = o->runs ? o->runs : 200;
@@ -162,6 +174,11 @@ void add_bench_command(CLI::App& app) {
     // Binding a new shape (a cache miss each time).
     auto exe = Executable::load(path);
     double bind = bind_new_shape_us(*exe, o->runs);
+    // The library steps' products in the CPU executor, at the sizes asked for.
+    nlohmann::json library = nlohmann::json::array();
+    if (o->library_runs > 0 && !c.matmuls.empty())
+      library = bench_library_steps(*exe, symbols_or_hints(*exe, parse_bindings(o->bind)),
+                                    o->library_runs);
     size_t package_bytes = std::filesystem::file_size(path);
     size_t payload = 0;
     for (const auto& k : c.kernels) {
@@ -186,6 +203,7 @@ void add_bench_command(CLI::App& app) {
         {"package_bytes", package_bytes},
         {"payload_bytes", payload},
         {"package_overhead", overhead},
+        {"library_steps", library},
         {"frontend_over_load", frontend / load},
         {"frontend_nvrtc_over_load", (frontend + nvrtc) / load},
         {"frontend_over_load_memory", frontend / load_memory},
@@ -200,7 +218,10 @@ void add_bench_command(CLI::App& app) {
       std::snprintf(buf, sizeof buf, "  %-26s %12.1f us\n", what, us);
       std::cout << buf;
     };
-    std::cout << "fuserc bench " << c.fusion.name << " (" << kernels << " kernels, medians)\n";
+    std::cout << "fuserc bench " << c.fusion.name << " ("
+              << steps_per_run(static_cast<int64_t>(c.plan.size() - c.matmuls.size()),
+                               static_cast<int64_t>(c.matmuls.size()))
+              << ", medians)\n";
     line("front end (parse to CUDA)", frontend);
     line("NVRTC (all archs)", nvrtc);
     line("write package", write);
@@ -216,6 +237,18 @@ void add_bench_command(CLI::App& app) {
                   frontend / load, frontend / load_memory, (frontend + nvrtc) / load,
                   bind_per_kernel, package_bytes, 100.0 * overhead);
     std::cout << buf << "  targets " << (j["targets_met"].get<bool>() ? "met" : "NOT met") << "\n";
+    for (const auto& s : library) {
+      std::snprintf(buf, sizeof buf,
+                    "  library step %s (CPU executor, %d threads): %s [%lld x %lld] x [%lld x %lld]"
+                    ", batch %lld x %lld: %.2f ms, %.1f GFLOP/s\n",
+                    s["name"].get<std::string>().c_str(), s["threads"].get<int>(),
+                    s["dtype"].get<std::string>().c_str(), static_cast<long long>(s["m"]),
+                    static_cast<long long>(s["k"]), static_cast<long long>(s["k"]),
+                    static_cast<long long>(s["n"]), static_cast<long long>(s["batch"]),
+                    static_cast<long long>(s["outer"]), s["us"].get<double>() / 1e3,
+                    s["gflops"].get<double>());
+      std::cout << buf;
+    }
   });
 }
 
