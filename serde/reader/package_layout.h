@@ -25,7 +25,7 @@
 
 namespace fuserc {
 
-inline constexpr uint32_t kPackageFormatVersion = 3;
+inline constexpr uint32_t kPackageFormatVersion = 4;
 inline constexpr char kPackageIdentifier[] = "FZPK";
 // The current trailer (FZPKEND2) and the one of format versions 1 and 2 (FZPKEND1).
 inline constexpr char kPackageTrailerMagic[8] = {'F', 'Z', 'P', 'K', 'E', 'N', 'D', '2'};

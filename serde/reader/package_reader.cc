@@ -397,7 +397,7 @@ void PackageView::check_consistency(uint32_t version) const {
   }
   const size_t nmat = m.matmuls() ? m.matmuls()->size() : 0;
   if (m.matmuls()) {
-    need(version >= 3, "library steps in a package of format version 2 or older");
+    need(version >= 4, "library steps in a package of format version 3 or older");
     auto operand_ok = [&](const fb::MatmulOperand* o, bool optional) {
       need(o != nullptr, "a library step has no operand");
       need(optional ? o->buffer() >= -1 : o->buffer() >= 0, "a library step has no buffer");

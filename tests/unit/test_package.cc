@@ -157,7 +157,7 @@ TEST_CASE("each failed check says which one", "[package]") {
         "p.fpkg: corrupted package: the source of kernel k does not match its hash");
   // A package from a newer fuserc: bump the version, keep the checksum valid.
   std::string future = bytes;
-  REQUIRE(fb::GetMutablePackage(future.data())->mutate_format_version(4));
+  REQUIRE(fb::GetMutablePackage(future.data())->mutate_format_version(5));
   size_t fb_size = future.size() - kPackageTrailerSize;
   PackageTrailer t;
   REQUIRE(decode_trailer(reinterpret_cast<const uint8_t*>(future.data()) + fb_size, t));
@@ -165,8 +165,8 @@ TEST_CASE("each failed check says which one", "[package]") {
                                   t.blob_offset, t.blob_size);
   encode_trailer(t, reinterpret_cast<uint8_t*>(future.data()) + fb_size);
   CHECK(open(future) ==
-        "p.fpkg: the package was written by a newer fuserc (format version 4; this fuserc reads "
-        "version 3)");
+        "p.fpkg: the package was written by a newer fuserc (format version 5; this fuserc reads "
+        "version 4)");
 }
 
 TEST_CASE("the reader refuses a program reading an unknown device property", "[package]") {
