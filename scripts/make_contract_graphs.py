@@ -7,7 +7,9 @@ outputs, the literals inf/-inf/nan in args, `full` and `pad` for every float dty
 integer and bool operands), every new unary op for every dtype on random values and on edge
 values, and atan2 of integers and bools; and those of issue 22: extent expressions in every
 place an extent stands, sizes bound by solving k*S+c and by scalar inputs, size literals, and
-constant inputs (inline values, folded values, a constant output).
+constant inputs (inline values, folded values, a constant output); and those of issue 23:
+matrix products (an MLP scaled down from the corpus, GPT-2 style attention with its views read
+in place, and every layout: transposed, batched with broadcast, rank 1 on either side).
 
     /usr/bin/python3 scripts/make_contract_graphs.py [--out tests/graphs]
 
@@ -381,6 +383,85 @@ def constants_inline():
                ["o", "xi", "xd", "c"])
 
 
+# ---------------------------------------------------------------- matrix products (issue 23)
+
+def matmul_mlp():
+    """mlp_gelu_bf16 of the corpus, its weights scaled down: linear + bias + tanh gelu (the
+    library's epilogue), linear + bias, the residual in a kernel."""
+    return doc("matmul_mlp_bf16", {"N": {"hint": 20, "max": 4096}},
+               [inp("x", "bf16", ["N", 24]), inp("w1", "bf16", [96, 24], range=[-0.3, 0.3]),
+                inp("b1", "bf16", [96]), inp("w2", "bf16", [24, 96], range=[-0.3, 0.3]),
+                inp("b2", "bf16", [24])],
+               [op("linear", ["x", "w1", "b1"], "h"),
+                op("gelu", ["h"], "g", approximate="tanh"),
+                op("linear", ["g", "w2", "b2"], "o"),
+                op("add", ["x", "o"], "y")],
+               ["y"])
+
+
+def matmul_attention():
+    """GPT-2 style attention: Q, K, V sliced out of one projection, split into heads, K
+    transposed, a causal softmax, the heads merged back, the output projection and the
+    residual: every view is read in place by the products."""
+    return doc("matmul_attention_f16", {"B": {"hint": 2, "max": 8}, "S": {"hint": 9, "max": 512}},
+               [inp("x", "f16", ["B", "S", 32]),
+                inp("w_qkv", "f16", [96, 32], range=[-0.3, 0.3]), inp("b_qkv", "f16", [96]),
+                inp("w_o", "f16", [32, 32], range=[-0.3, 0.3])],
+               [op("linear", ["x", "w_qkv", "b_qkv"], "qkv"),
+                op("slice", ["qkv"], "q0", starts=[0, 0, 0], ends=["B", "S", 32]),
+                op("slice", ["qkv"], "k0", starts=[0, 0, 32], ends=["B", "S", 64]),
+                op("slice", ["qkv"], "v0", starts=[0, 0, 64], ends=["B", "S", 96]),
+                op("reshape", ["q0"], "q1", shape=["B", "S", 4, 8]),
+                op("permute", ["q1"], "q", dims=[0, 2, 1, 3]),
+                op("reshape", ["k0"], "k1", shape=["B", "S", 4, 8]),
+                op("permute", ["k1"], "kt", dims=[0, 2, 3, 1]),
+                op("reshape", ["v0"], "v1", shape=["B", "S", 4, 8]),
+                op("permute", ["v1"], "v", dims=[0, 2, 1, 3]),
+                op("matmul", ["q", "kt"], "s0"),
+                op("mul", ["s0", 0.35], "s1"),
+                op("iota", [], "ii", length="S", dtype="i64"),
+                op("broadcast_in_dim", ["ii"], "ri", shape=["S", "S"], broadcast_dims=[0]),
+                op("broadcast_in_dim", ["ii"], "ci", shape=["S", "S"], broadcast_dims=[1]),
+                op("ge", ["ri", "ci"], "causal"),
+                op("where", ["causal", "s1", {"value": "-inf"}], "s2"),
+                op("cast", ["s2"], "sf", dtype="f32"),
+                op("amax", ["sf"], "mx", dims=[-1], keepdim=True),
+                op("sub", ["sf", "mx"], "z"),
+                op("exp", ["z"], "e"),
+                op("sum", ["e"], "se", dims=[-1], keepdim=True),
+                op("div", ["e", "se"], "pf"),
+                op("cast", ["pf"], "p", dtype="f16"),
+                op("matmul", ["p", "v"], "o"),
+                op("permute", ["o"], "o1", dims=[0, 2, 1, 3]),
+                op("reshape", ["o1"], "o2", shape=["B", "S", 32]),
+                op("linear", ["o2", "w_o"], "proj"),
+                op("add", ["x", "proj"], "y")],
+               ["y"])
+
+
+def matmul_layouts(dt):
+    """Every layout of an operand: transposed (a permute read in place), K-major through a
+    declared stride, batched with a broadcast batch dimension, a weight shared by the batch
+    (folded into rows), rank 1 on either side, a matrix-vector product, relu in the epilogue and
+    a cast after it."""
+    return doc("matmul_layouts_" + dt, {"B": {"hint": 2, "max": 16}, "N": {"hint": 7, "max": 300}},
+               [inp("a", dt, ["B", 3, "N", 8]), inp("b", dt, ["B", 1, 8, 6]),
+                inp("at", dt, [8, "N"]), inp("w", dt, [8, 6]),
+                inp("ac", dt, ["N", 8], strides=[1, "N"]),
+                inp("u", dt, ["N"]), inp("v", dt, [8])],
+               [op("matmul", ["a", "b"], "c"),
+                op("permute", ["at"], "att", dims=[1, 0]),
+                op("matmul", ["att", "w"], "d"),
+                op("relu", ["d"], "dr"),
+                op("cast", ["dr"], "dc", dtype="f32" if dt != "f32" else "f16"),
+                op("matmul", ["ac", "w"], "e"),
+                op("matmul", ["a", "w"], "f"),
+                op("matmul", ["u", "att"], "g"),
+                op("matmul", ["a", "v"], "h"),
+                op("matmul", ["v", "v"], "dot")],
+               ["c", "dc", "e", "f", "g", "h", "dot"])
+
+
 def all_graphs():
     g = []
     for dt in DTYPES:
@@ -398,6 +479,7 @@ def all_graphs():
     g.append(atan2_int_bool())
     g += [shapes_tokens(), shapes_exprs(), shapes_symbol_scalar(), shapes_batchnorm_train(),
           constants_inline()]
+    g += [matmul_mlp(), matmul_attention()] + [matmul_layouts(dt) for dt in FLOATS]
     return g
 
 

@@ -27,10 +27,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRST_LIMIT = 4096
 SECOND_LIMIT = 12288
 # Graphs whose constant-shaped inputs would make megabytes of goldens (tests/graphs/public has
-# a verbatim copy, tests/graphs a scaled twin).
-TOO_LARGE = {"embedding_pos_layernorm_bf16", "reshape_tokens_f32"}
+# a verbatim copy of the first two; tests/graphs a scaled twin of each: matmul_mlp_bf16 for the
+# MLP, whose two 2 MiB weights have no symbol to scale).
+TOO_LARGE = {"embedding_pos_layernorm_bf16", "reshape_tokens_f32", "mlp_gelu_bf16"}
 # Ops fuserc does not take yet: graphs with them are left out (and said so) until it does.
-NOT_YET = {"matmul", "linear", "conv", "scaled_dot_product_attention"}
+NOT_YET = {"conv", "scaled_dot_product_attention"}
+# Graphs that break the contract, so fuserc refuses them (rightly): left out, the reason said.
+REFUSED = {"gpt2_attention_bf16": "it defines 'ln' twice (ops 5 and 7)"}
 
 
 def load_oracle(path):
@@ -137,6 +140,9 @@ def main():
     graphs = []
     for f in sorted(os.listdir(a.corpus)):
         if not f.endswith(".json") or os.path.splitext(f)[0] in TOO_LARGE:
+            continue
+        if os.path.splitext(f)[0] in REFUSED:
+            print(f"note: {f} left out: {REFUSED[os.path.splitext(f)[0]]}")
             continue
         ops = {op["op"] for op in json.load(open(os.path.join(a.corpus, f)))["ops"]}
         if ops & NOT_YET:
