@@ -245,16 +245,33 @@ void run_gpu_bench(const GpuBenchOptions& o) {
   check(d.cuStreamSynchronize(stream), "a kernel failed");
   double plan_us = gpu_us(launch);
   nlohmann::json kernels = nlohmann::json::array();
+  size_t library_steps = 0;
   for (size_t i = 0; i < plan->num_kernel_launches(); ++i) {
     const PlannedLaunch& l = plan->launches().launches()[i];
     const fb::Launch* pl = m.plan()->Get(l.launch);
+    double us =
+        gpu_us([&] { plan->launch_one(i, stream, inputs.data(), outputs.data(), ws, ws_bytes); });
+    if (l.matmul >= 0) {  // a library step: its product's rate
+      const PlannedMatmul& pm = plan->launches().matmuls()[static_cast<size_t>(l.matmul)];
+      const MatmulProblem& p = pm.problem;
+      double flop = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) *
+                    static_cast<double>(p.k) * static_cast<double>(p.batch * p.outer);
+      ++library_steps;
+      kernels.push_back({{"name", "library: " + pm.name},
+                         {"library", true},
+                         {"m", p.m},
+                         {"n", p.n},
+                         {"k", p.k},
+                         {"batch", p.batch * p.outer},
+                         {"us", us},
+                         {"tflops", us > 0 ? flop / us / 1e6 : 0.0}});
+      continue;
+    }
     uint64_t bytes = 0;
     for (uint32_t buf : *pl->reads())
       bytes += static_cast<uint64_t>(b.slot(m.buffers()->Get(buf)->bytes_slot()));
     for (uint32_t buf : *pl->writes())
       bytes += static_cast<uint64_t>(b.slot(m.buffers()->Get(buf)->bytes_slot()));
-    double us =
-        gpu_us([&] { plan->launch_one(i, stream, inputs.data(), outputs.data(), ws, ws_bytes); });
     kernels.push_back({{"name", m.kernels()->Get(l.kernel)->name()->str()},
                        {"grid", dims_text(l.dims.grid)},
                        {"block", dims_text(l.dims.block)},
@@ -273,7 +290,7 @@ void run_gpu_bench(const GpuBenchOptions& o) {
   d.cuDriverGetVersion(&driver_version);
   uint64_t bytes = input_bytes + output_bytes;
   double gbs = plan_us > 0 ? bytes / plan_us / 1e3 : 0;
-  size_t n = plan->num_kernel_launches();
+  size_t n = plan->num_kernel_launches() - library_steps;
   nlohmann::json symbols = nlohmann::json::object();
   for (size_t i = 0; i < b.symbols.size(); ++i) symbols[exe.symbol_ranges()[i].name] = b.symbols[i];
   nlohmann::json j = {
@@ -285,6 +302,7 @@ void run_gpu_bench(const GpuBenchOptions& o) {
       {"peak_bandwidth_gbs", dev.peak_bandwidth_gbs},
       {"symbols", symbols},
       {"kernel_launches", n},
+      {"library_steps", library_steps},
       {"kernels", kernels},
       {"plan_us", plan_us},
       {"bytes", bytes},
@@ -292,7 +310,7 @@ void run_gpu_bench(const GpuBenchOptions& o) {
       {"percent_of_peak", dev.peak_bandwidth_gbs > 0 ? 100 * gbs / dev.peak_bandwidth_gbs : 0.0},
       {"graph_us", graph_us},
       {"host_launch_us", host_launch},
-      {"host_launch_us_per_kernel", n ? host_launch / static_cast<double>(n) : 0.0},
+      {"host_launch_us_per_step", plan->num_kernel_launches() ? host_launch / static_cast<double>(plan->num_kernel_launches()) : 0.0},
       {"host_graph_launch_us", host_graph}};
   if (o.json) {
     std::cout << j.dump(2) << "\n";
@@ -303,11 +321,21 @@ void run_gpu_bench(const GpuBenchOptions& o) {
   for (auto& [k, v] : symbols.items()) syms += (syms.empty() ? "" : ", ") + k + "=" + v.dump();
   std::snprintf(line, sizeof line,
                 "fuserc bench %s on %s (%s, %d SMs, driver CUDA %d.%d), %s: %zu kernel "
-                "launches, medians of %d runs\n",
+                "launches and %zu library steps, medians of %d runs\n",
                 m.name()->c_str(), dev.name.c_str(), dev.arch_name().c_str(), dev.sm_count,
-                driver_version / 1000, driver_version % 1000 / 10, syms.c_str(), n, o.runs);
+                driver_version / 1000, driver_version % 1000 / 10, syms.c_str(), n, library_steps, o.runs);
   std::cout << line;
   for (const auto& k : kernels) {
+    if (k.contains("library")) {
+      std::snprintf(line, sizeof line, "  %-34s %lld x %lld x %lld, batch %lld %9.2f us %8.1f TFLOP/s\n",
+                    k["name"].get<std::string>().c_str(), static_cast<long long>(k["m"].get<int64_t>()),
+                    static_cast<long long>(k["n"].get<int64_t>()),
+                    static_cast<long long>(k["k"].get<int64_t>()),
+                    static_cast<long long>(k["batch"].get<int64_t>()), k["us"].get<double>(),
+                    k["tflops"].get<double>());
+      std::cout << line;
+      continue;
+    }
     std::snprintf(
         line, sizeof line, "  %-34s grid %-14s block %-10s %9.2f us %12llu B %8.1f GB/s\n",
         k["name"].get<std::string>().c_str(), k["grid"].get<std::string>().c_str(),
@@ -319,9 +347,9 @@ void run_gpu_bench(const GpuBenchOptions& o) {
       line, sizeof line,
       "  plan: %.2f us, %llu B (inputs once, outputs once): %.1f GB/s (%.0f%% of %.0f GB/s "
       "peak)\n  plan as a CUDA graph: %.2f us\n"
-      "  host cost: %.2f us per plan launch (%.2f us per kernel), %.2f us per graph launch\n",
+      "  host cost: %.2f us per plan launch (%.2f us per step), %.2f us per graph launch\n",
       plan_us, static_cast<unsigned long long>(bytes), gbs, j["percent_of_peak"].get<double>(),
-      dev.peak_bandwidth_gbs, graph_us, host_launch, j["host_launch_us_per_kernel"].get<double>(),
+      dev.peak_bandwidth_gbs, graph_us, host_launch, j["host_launch_us_per_step"].get<double>(),
       host_graph);
   std::cout << line;
 }

@@ -2,7 +2,9 @@
 // result before writing it become part of the library step (cuBLASLt's epilogues; the CPU
 // executor does the same): an activation (relu, or gelu with tanh: cuBLASLt's GELU epilogue is
 // the tanh form; the erf form has none, so it stays a kernel) of the same dtype, then a cast to
-// another floating dtype. The product's result then never goes through memory in
+// another floating dtype the library writes for these operands (cuBLASLt's type table: f16 and
+// bf16 operands give f32 as well as their own dtype; f32 and f64 products write only their own,
+// so a cast after one stays a kernel). The product's result then never goes through memory in
 // its own dtype: the activation is applied to the f32 accumulator and the result rounded once,
 // as a fused kernel keeps intermediates in f32 (eval agrees: it never rounds them either). Only
 // a result read by that one op, not a graph output and not written in place, is fused. The ops
@@ -20,6 +22,12 @@ MatmulActivation activation_of(OpKind kind) {
     case OpKind::GeluTanh: return MatmulActivation::GeluTanh;
     default: return MatmulActivation::None;
   }
+}
+
+// Whether the library writes a product of `operand` operands as `result` (see the top).
+bool library_writes(DType operand, DType result) {
+  return result == operand ||
+         ((operand == DType::F16 || operand == DType::BF16) && result == DType::F32);
 }
 
 }  // namespace
@@ -48,7 +56,8 @@ void fuse_library_epilogues(Fusion& f) {
           m.attrs.activation == MatmulActivation::None &&
           f.value(out).dtype == f.value(r).dtype) {
         m.attrs.activation = act;
-      } else if (c.kind == OpKind::Cast && !cast_taken && is_float(f.value(out).dtype)) {
+      } else if (c.kind == OpKind::Cast && !cast_taken &&
+                 library_writes(f.value(m.args[0].value).dtype, f.value(out).dtype)) {
         cast_taken = true;
       } else {
         break;

@@ -149,6 +149,33 @@ TEST_CASE("the library step the compiler plans for each layout", "[matmul]") {
   CHECK((g.a.outer_stride == Expr(120) && g.b.outer_stride == Expr(16)));
 }
 
+TEST_CASE("the epilogue takes the casts the library writes, and no others", "[matmul]") {
+  // relu then a cast: into the epilogue where cuBLASLt writes that dtype for these operands
+  // (f16/bf16 products as f32), a kernel after the product where it does not (an f32 product
+  // as f16, an f64 product as f32: cuBLASLt has no such algorithm).
+  struct Case {
+    const char* operands;
+    const char* result;
+    bool folded;
+  };
+  for (const Case& k : {Case{"bf16", "f32", true}, Case{"f16", "f32", true},
+                        Case{"bf16", "f16", false}, Case{"f32", "f16", false},
+                        Case{"f64", "f32", false}}) {
+    INFO(k.operands << " product cast to " << k.result);
+    CompiledFusion c = compiled(graph(
+        input("a", k.operands, "[\"N\", 8]") + ", " + input("b", k.operands, "[8, 6]"),
+        std::string(R"({"op": "matmul", "args": ["a", "b"], "out": "p"},
+                       {"op": "relu", "args": ["p"], "out": "r"},
+                       {"op": "cast", "args": ["r"], "out": "y", "dtype": ")") +
+            k.result + R"("})",
+        R"("y")", R"({"N": {}})"));
+    REQUIRE(c.matmuls.size() == 1);
+    CHECK(c.matmuls[0].epilogue == MatmulEpilogueKind::Relu);
+    CHECK((c.matmuls[0].c.dtype == *parse_dtype(k.result)) == k.folded);
+    CHECK(c.plan.size() == (k.folded ? 1u : 2u));  // the library step, then a kernel or none
+  }
+}
+
 TEST_CASE("library steps in the emulator match eval for every layout", "[matmul][emulated]") {
   const std::string syms = R"({"B": {"hint": 2, "max": 9}, "N": {"hint": 5, "max": 70}})";
   auto run = [&](const std::string& inputs, const std::string& ops, const std::string& outputs) {

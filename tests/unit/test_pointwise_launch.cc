@@ -77,6 +77,7 @@ struct Launch {
 std::vector<Launch> launches(const CompiledFusion& c, const Symbols& s) {
   std::vector<Launch> out;
   for (const auto& step : c.plan) {
+    if (step.library >= 0) continue;  // a library step launches no kernel of ours
     size_t v = 0;
     while (v + 1 < step.kernels.size() && eval_at(step.conditions[v], s) == 0) ++v;
     const KernelSummary& k = c.kernels[step.kernels[v]];
