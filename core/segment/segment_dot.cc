@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/base/dtype.h"
+#include "core/base/text_util.h"
 #include "core/ir/op_table.h"
 
 namespace fuserc {
@@ -40,13 +41,16 @@ std::string segmentation_dot(const Fusion& f, const SegmentedFusion& s,
   std::vector<int> segment_of(f.ops.size(), -1);
   for (size_t i = 0; i < s.segments.size(); ++i)
     for (int k : s.segments[i].ops) segment_of[k] = static_cast<int>(i);
+  int64_t library_steps = 0;
+  for (const auto& seg : s.segments) library_steps += seg.scheduler == SchedulerKind::Library;
+  const auto kernels = static_cast<int64_t>(s.segments.size()) - library_steps;
   std::ostringstream d;
   d << "digraph " << dot_quoted(f.name) << " {\n"
     << "  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
     << "  edge [fontname=\"Helvetica\", fontsize=9];\n"
     << "  label="
-    << dot_quoted(f.name + ": " + std::to_string(s.segments.size()) + " kernel" +
-                  (s.segments.size() == 1 ? "" : "s") + " (sizes at the hints)")
+    << dot_quoted(f.name + ": " + steps_per_run(kernels, library_steps) +
+                  " (sizes at the hints)")
     << ";\n";
   for (ValueId v : f.inputs) {
     const Value& val = f.value(v);

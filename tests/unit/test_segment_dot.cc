@@ -48,4 +48,21 @@ TEST_CASE("fuserc dot: kernels as clusters, crossing tensors with their sizes", 
                       "shape=box, style=filled, fillcolor=\"#e8e8e8\", label=\"x\\nf32[N, 32]\""));
   CHECK(dot.back() == '\n');
   CHECK(dot.substr(dot.size() - 2) == "}\n");
+  CHECK_THAT(dot, Catch::Contains("label=\"pic: 2 kernels per run (sizes at the hints)\""));
+}
+
+TEST_CASE("fuserc dot: a library step is its own kind of cluster", "[segment][matmul]") {
+  Fusion f = parse_text(graph("mm", R"("N": {"hint": 64})",
+                              R"({"name": "x", "dtype": "bf16", "shape": ["N", 32]},
+                                 {"name": "w", "dtype": "bf16", "shape": [16, 32]})",
+                              R"({"op": "linear", "args": ["x", "w"], "out": "y"},
+                                 {"op": "exp", "args": ["y"], "out": "e"})",
+                              R"("e")"));
+  PassContext ctx;
+  run_presegmentation_passes(f, ctx);
+  HeuristicHints hints = HeuristicHints::from(f);
+  std::string dot = segmentation_dot(f, segment_graph(f, all_schedulers(), hints), hints);
+  CHECK_THAT(dot, Catch::Contains("label=\"library step 0: matrix product\""));
+  CHECK_THAT(dot, Catch::Contains("label=\"kernel 1: pointwise\""));
+  CHECK_THAT(dot, Catch::Contains("mm: 1 kernel and 1 library step per run"));
 }
