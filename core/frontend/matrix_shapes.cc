@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/base/text_util.h"
+#include "core/frontend/attention.h"
 #include "core/frontend/shape_inference.h"
 
 namespace fuserc {
@@ -116,6 +117,7 @@ std::vector<InferredResult> infer_linear(const Fusion& f, Op& op) {
 
 std::vector<InferredResult> infer_matrix(const Fusion& f, Op& op) {
   if (op.kind == OpKind::Matmul) return infer_matmul(f, op);
+  if (op.kind == OpKind::Attention) return infer_attention(f, op);
   return infer_linear(f, op);
 }
 

@@ -1,9 +1,11 @@
 // Reading one op of the graph: its kind, keys, results, arguments and attributes, then typing
 // it with shape inference and defining its results.
 #include <algorithm>
+#include <cmath>
 
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
+#include "core/frontend/attention.h"
 #include "core/frontend/graph_parser.h"
 #include "core/frontend/graph_reader.h"
 #include "core/frontend/shape_inference.h"
@@ -175,6 +177,13 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
   } else if (key == "allow_tf32") {
     if (!v.is_boolean()) fail_op(k, op, path, "allow_tf32 must be true or false");
     a.allow_tf32 = v.get<bool>();
+  } else if (key == "is_causal" || key == "enable_gqa") {
+    if (!v.is_boolean()) fail_op(k, op, path, key + " must be true or false");
+    (key == "is_causal" ? a.is_causal : a.enable_gqa) = v.get<bool>();
+  } else if (key == "scale") {
+    if (!v.is_number()) fail_op(k, op, path, "scale must be a number");
+    a.scale = v.get<double>();
+    if (!std::isfinite(*a.scale)) fail_op(k, op, path, "scale must be finite");
   } else if (key == "approximate") {
     // Handled by read_op (it selects the op kind).
   } else {
@@ -292,6 +301,20 @@ void GraphReader::read_op(int k, const Json& op) {
     fail_op(k, op, path, e.what());
   }
   FUSERC_CHECK(results.size() == out_names.size(), "shape inference gave the wrong result count");
+  if (o.kind == OpKind::Attention) {  // typed above; the IR holds what it computes
+    auto fresh = [&](const std::string& base) {
+      std::string fresh_name = base;
+      for (int i = 2; f_.find_value(fresh_name) || future_names_.count(fresh_name); ++i)
+        fresh_name = base + "_" + std::to_string(i);
+      return fresh_name;
+    };
+    try {
+      expand_attention(f_, o, out_names[0], fresh);
+    } catch (const OpError& e) {
+      fail_op(k, op, e.where.empty() ? path : path + "." + e.where, e.message);
+    }
+    return;
+  }
   int op_index = static_cast<int>(f_.ops.size());
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i].shape.size() > kMaxRank)

@@ -127,7 +127,10 @@ struct OpAttrs {
   int64_t dim = 0;                                // unsqueeze, cat: normalized
   Expr length;                                    // iota
   Literal start, step;                            // iota
-  bool allow_tf32 = false;                        // matmul, linear: f32 products may use TF32
+  bool allow_tf32 = false;  // matmul, linear, attention: f32 products may use TF32
+  bool is_causal = false;   // attention (expanded by the front end)
+  bool enable_gqa = false;  // attention
+  std::optional<double> scale;  // attention: of the scores (default 1 / sqrt(E))
   MatmulActivation activation = MatmulActivation::None;  // matmul, linear (fuse-epilogues)
   std::array<OperandView, 2> views;  // matmul, linear: how each operand is read (absorb-views)
   OperandView result_view;  // matmul, linear: the product (shape: the product's own) written
