@@ -58,6 +58,14 @@ def main():
         computes them in float64): torch.matmul and F.linear, as a user calls them."""
 
         def apply_native(self, op, env):
+            if op["op"] == "scaled_dot_product_attention" and hasattr(
+                    torch.nn.functional, "scaled_dot_product_attention"):  # fused attention
+                args = [self.arg(env, x)[1] for x in op["args"]]
+                y = torch.nn.functional.scaled_dot_product_attention(
+                    args[0], args[1], args[2], attn_mask=args[3] if len(args) > 3 else None,
+                    is_causal=op.get("is_causal", False), scale=op.get("scale"),
+                    enable_gqa=op.get("enable_gqa", False))
+                return (self.arg(env, op["args"][0])[0], y)
             if op["op"] not in ("matmul", "linear"):
                 return super().apply_native(op, env)
             args = [self.arg(env, x) for x in op["args"]]
