@@ -66,6 +66,14 @@ def main():
                     is_causal=op.get("is_causal", False), scale=op.get("scale"),
                     enable_gqa=op.get("enable_gqa", False))
                 return (self.arg(env, op["args"][0])[0], y)
+            if op["op"] == "conv":  # cuDNN through PyTorch, in the operands' dtype
+                a = [self.arg(env, x)[1] for x in op["args"]]
+                fn = [torch.nn.functional.conv1d, torch.nn.functional.conv2d,
+                      torch.nn.functional.conv3d][a[1].dim() - 3]
+                y = fn(a[0], a[1], a[2] if len(a) > 2 else None, stride=op.get("stride", 1),
+                       padding=op.get("padding", 0), dilation=op.get("dilation", 1),
+                       groups=op.get("groups", 1))
+                return (self.arg(env, op["args"][0])[0], y)
             if op["op"] not in ("matmul", "linear"):
                 return super().apply_native(op, env)
             args = [self.arg(env, x) for x in op["args"]]

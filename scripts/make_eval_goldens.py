@@ -31,7 +31,7 @@ SECOND_LIMIT = 12288
 # MLP, whose two 2 MiB weights have no symbol to scale).
 TOO_LARGE = {"embedding_pos_layernorm_bf16", "reshape_tokens_f32", "mlp_gelu_bf16"}
 # Ops fuserc does not take yet: graphs with them are left out (and said so) until it does.
-NOT_YET = {"conv"}
+NOT_YET = set()
 # Graphs that break the contract, so fuserc refuses them (rightly): left out, the reason said.
 REFUSED = {"gpt2_attention_bf16": "it defines 'ln' twice (ops 5 and 7)"}
 

@@ -604,9 +604,42 @@ bool provably_less(const Expr& a, const Expr& b) {
 
 namespace {
 
+// A lower bound of `e` in which each term m * (u // c), c > 0 a constant dividing m, is
+// replaced by the linear bound it is at least (u // c lies in [(u - c + 1) / c, u / c]):
+// (m/c) * u - (m/c) * (c - 1) for m > 0, (m/c) * u for m < 0. Proves that a strided slice's
+// end, c * ((x + c - 1) // c) - 1 and the like, stays within x + c. None when no term is such.
+std::optional<Expr> floordiv_linear_lower_bound(const Expr& e) {
+  std::vector<Expr> terms = e.op() == ExprOp::Add ? e.args() : std::vector<Expr>{e};
+  Expr sum(e.op() == ExprOp::Add ? e.value() : 0);
+  bool changed = false;
+  for (const Expr& t : terms) {
+    int64_t m = 1;
+    Expr fd = t;
+    if (t.op() == ExprOp::Mul && t.args().size() == 1) {
+      m = t.value();
+      fd = t.args()[0];
+    }
+    if (fd.op() == ExprOp::FloorDiv && fd.args()[1].is_const() && fd.args()[1].value() > 0 &&
+        m % fd.args()[1].value() == 0) {
+      const int64_t c = fd.args()[1].value(), q = m / c;
+      sum = sum + Expr(q) * fd.args()[0] - (m > 0 ? Expr(q * (c - 1)) : Expr(0));
+      changed = true;
+    } else {
+      sum = sum + t;
+    }
+  }
+  if (!changed) return std::nullopt;
+  return sum;
+}
+
 bool le_within(const Expr& a, const Expr& b, int depth) {
   if (a == b || (a.hi() < kPosInf && a.hi() <= b.lo())) return true;
   if (proven([&] { return (b - a).lo() >= 0; })) return true;
+  if (proven([&] {
+        auto l = floordiv_linear_lower_bound(b - a);
+        return l && l->lo() >= 0;
+      }))
+    return true;
   if (proven([&] { return provably_less(a, b + Expr(1)); })) return true;
   if (depth >= 4) return false;
   switch (a.op()) {

@@ -7,6 +7,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
 #include "core/frontend/broadcasting.h"
+#include "core/frontend/op_builder.h"
 
 namespace fuserc {
 namespace {
@@ -137,57 +138,16 @@ void expand_attention(Fusion& f, const Op& op, const std::string& out,
   const DType dtype = f.value(qid).dtype;
   // The softmax's type: f32, or f64 for f64 operands.
   const DType acc = dtype == DType::F64 ? DType::F64 : DType::F32;
-  auto tensor = [](ValueId v) {
-    Operand o;
-    o.value = v;
-    return o;
-  };
-  auto literal = [](Literal l) {
-    Operand o;
-    o.literal = l;
-    return o;
-  };
-  // Appends one op of the expansion; its result is named `name` (made fresh unless final).
+  OpBuilder b(f, op.source_index, out, fresh);
+  using B = OpBuilder;
+  auto tensor = B::tensor;
+  auto literal = B::literal;
   auto emit = [&](OpKind kind, std::vector<Operand> args, OpAttrs attrs, const std::string& name,
-                  bool final = false) {
-    Op o;
-    o.kind = kind;
-    o.args = std::move(args);
-    o.attrs = std::move(attrs);
-    o.source_index = op.source_index;
-    std::vector<InferredResult> r = infer_op(f, o);
-    FUSERC_CHECK(r.size() == 1, "an op of the attention expansion has one result");
-    Value v;
-    v.name = final ? name : fresh(out + "_" + name);
-    v.dtype = r[0].dtype;
-    v.shape = r[0].shape;
-    v.def_op = static_cast<int>(f.ops.size());
-    ValueId id = f.add_value(std::move(v));
-    o.outs.push_back(id);
-    f.ops.push_back(std::move(o));
-    return id;
-  };
-  auto with_dims = [](std::vector<int64_t> dims, bool keepdim) {
-    OpAttrs a;
-    a.dims = std::move(dims);
-    a.keepdim = keepdim;
-    return a;
-  };
-  auto with_dtype = [](DType t) {
-    OpAttrs a;
-    a.dtype = t;
-    return a;
-  };
-  auto with_dim = [](int64_t d) {
-    OpAttrs a;
-    a.dim = d;
-    return a;
-  };
-  auto with_shape = [](std::vector<Expr> s) {
-    OpAttrs a;
-    a.shape = std::move(s);
-    return a;
-  };
+                  bool final = false) { return b.emit(kind, std::move(args), std::move(attrs), name, final); };
+  auto with_dims = B::dims;
+  auto with_dtype = B::dtype;
+  auto with_dim = B::dim;
+  auto with_shape = B::shape;
   OpAttrs product;
   product.allow_tf32 = op.attrs.allow_tf32;
 

@@ -8,6 +8,7 @@
 
 #include "core/base/text_util.h"
 #include "core/frontend/attention.h"
+#include "core/frontend/convolution.h"
 #include "core/frontend/shape_inference.h"
 
 namespace fuserc {
@@ -118,6 +119,7 @@ std::vector<InferredResult> infer_linear(const Fusion& f, Op& op) {
 std::vector<InferredResult> infer_matrix(const Fusion& f, Op& op) {
   if (op.kind == OpKind::Matmul) return infer_matmul(f, op);
   if (op.kind == OpKind::Attention) return infer_attention(f, op);
+  if (op.kind == OpKind::Conv) return infer_conv(f, op);
   return infer_linear(f, op);
 }
 

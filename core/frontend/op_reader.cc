@@ -6,6 +6,7 @@
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
 #include "core/frontend/attention.h"
+#include "core/frontend/convolution.h"
 #include "core/frontend/graph_parser.h"
 #include "core/frontend/graph_reader.h"
 #include "core/frontend/shape_inference.h"
@@ -180,6 +181,18 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
   } else if (key == "is_causal" || key == "enable_gqa") {
     if (!v.is_boolean()) fail_op(k, op, path, key + " must be true or false");
     (key == "is_causal" ? a.is_causal : a.enable_gqa) = v.get<bool>();
+  } else if (key == "stride" || key == "padding" || key == "dilation" ||
+             key == "output_padding") {
+    std::vector<int64_t> list = ints(key.c_str());
+    (key == "stride"     ? a.stride
+     : key == "padding"  ? a.padding
+     : key == "dilation" ? a.dilation
+                         : a.output_padding) = list;
+  } else if (key == "groups") {
+    a.groups = integer("groups");
+  } else if (key == "transposed") {
+    if (!v.is_boolean()) fail_op(k, op, path, "transposed must be true or false");
+    a.transposed = v.get<bool>();
   } else if (key == "scale") {
     if (!v.is_number()) fail_op(k, op, path, "scale must be a number");
     a.scale = v.get<double>();
@@ -301,7 +314,8 @@ void GraphReader::read_op(int k, const Json& op) {
     fail_op(k, op, path, e.what());
   }
   FUSERC_CHECK(results.size() == out_names.size(), "shape inference gave the wrong result count");
-  if (o.kind == OpKind::Attention) {  // typed above; the IR holds what it computes
+  if (o.kind == OpKind::Attention || o.kind == OpKind::Conv) {  // typed above; the IR holds
+                                                                  // what it computes
     auto fresh = [&](const std::string& base) {
       std::string fresh_name = base;
       for (int i = 2; f_.find_value(fresh_name) || future_names_.count(fresh_name); ++i)
@@ -309,7 +323,10 @@ void GraphReader::read_op(int k, const Json& op) {
       return fresh_name;
     };
     try {
-      expand_attention(f_, o, out_names[0], fresh);
+      if (o.kind == OpKind::Attention)
+        expand_attention(f_, o, out_names[0], fresh);
+      else
+        expand_conv(f_, o, out_names[0], fresh);
     } catch (const OpError& e) {
       fail_op(k, op, e.where.empty() ? path : path + "." + e.where, e.message);
     }

@@ -131,6 +131,10 @@ struct OpAttrs {
   bool is_causal = false;   // attention (expanded by the front end)
   bool enable_gqa = false;  // attention
   std::optional<double> scale;  // attention: of the scores (default 1 / sqrt(E))
+  // conv (expanded by the front end): per spatial dim, normalized to their defaults
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  int64_t groups = 1;
+  bool transposed = false;
   MatmulActivation activation = MatmulActivation::None;  // matmul, linear (fuse-epilogues)
   std::array<OperandView, 2> views;  // matmul, linear: how each operand is read (absorb-views)
   OperandView result_view;  // matmul, linear: the product (shape: the product's own) written

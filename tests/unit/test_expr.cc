@@ -407,3 +407,15 @@ TEST_CASE("long chains of remainders and divisions simplify in linear time", "[e
           return n == "A" ? a : c;
         }) == naive);
 }
+
+TEST_CASE("a multiple of a floor division is bounded by its dividend", "[expr]") {
+  // A strided slice's end in max pooling after a stride-2 conv: 2 * ((x + 1) // 2) - 1 fits in
+  // x + 2 (the padded extent), so the slice needs no clamp.
+  const Expr x = floordiv(N + Expr(1), Expr(2));
+  const Expr end = Expr(2) * floordiv(x + Expr(1), Expr(2)) - Expr(1);
+  CHECK(provably_le(end, x + Expr(2)));
+  CHECK(provably_le(end, x));
+  CHECK_FALSE(provably_le(end, x - Expr(1)));  // x = 1 gives end 1
+  CHECK(provably_le(Expr(3) * floordiv(N, Expr(3)), N));
+  CHECK_FALSE(provably_le(N, Expr(3) * floordiv(N, Expr(3))));
+}

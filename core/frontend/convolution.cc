@@ -1,0 +1,227 @@
+// conv: typing and refusals, then its expansion (see convolution.h).
+#include "core/frontend/convolution.h"
+
+#include "core/base/text_util.h"
+#include "core/expr/expr_parse.h"
+#include "core/frontend/op_builder.h"
+
+namespace fuserc {
+namespace {
+
+[[noreturn]] void fail(const std::string& where, const std::string& message) {
+  throw OpError{where, message};
+}
+
+std::string arg_path(size_t i) {
+  return "args[" + std::to_string(i) + "]";
+}
+
+std::string describe(const Value& v) {
+  return "'" + v.name + "' (" + dtype_name(v.dtype) + shape_to_string(v.shape) + ")";
+}
+
+const Value& tensor_arg(const Fusion& f, const Op& op, size_t i) {
+  const Operand& a = op.args[i];
+  if (a.is_literal())
+    fail(arg_path(i), "'conv' takes a tensor name here, not the literal " + a.literal.str());
+  return f.value(a.value);
+}
+
+int64_t literal_extent(const Value& v, size_t d, size_t arg, const char* what) {
+  const Expr& e = v.shape[d];
+  if (!e.is_const())
+    fail(arg_path(arg), std::string("the ") + what + " of 'conv' must be an integer, got " +
+                            e.str() + " in " + describe(v));
+  return e.value();
+}
+
+// Output extent of one spatial dim: PyTorch's (H + 2p - d(k-1) - 1) // s + 1.
+Expr output_extent(const Expr& h, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return floordiv(h + Expr(2 * p - d * (k - 1) - 1), Expr(s)) + Expr(1);
+}
+
+}  // namespace
+
+std::vector<InferredResult> infer_conv(const Fusion& f, Op& op) {
+  const Value& x = tensor_arg(f, op, 0);
+  const Value& w = tensor_arg(f, op, 1);
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const Value& t = tensor_arg(f, op, i);
+    if (!is_float(t.dtype))
+      fail(arg_path(i), "'conv' takes floating operands; " + describe(t) + " is not (cast it first)");
+    if (t.dtype != x.dtype)
+      fail(arg_path(i), "the operands of 'conv' must have one dtype: " + describe(x) + " and " +
+                            describe(t));
+  }
+  if (w.rank() < 3 || w.rank() > 5)
+    fail(arg_path(1), "the weight of 'conv' is [C_out, C_in/groups, *kernel] over 1 to 3 "
+                      "spatial dims, got " + describe(w));
+  const size_t sd = static_cast<size_t>(w.rank()) - 2;
+  if (x.rank() != w.rank())
+    fail(arg_path(0), "the input of 'conv' is [N, C_in, *spatial] with " + std::to_string(sd) +
+                          " spatial dims (as the weight " + describe(w) + " has), got " +
+                          describe(x));
+  OpAttrs& a = op.attrs;
+  struct List {
+    const char* key;
+    std::vector<int64_t>* values;
+    int64_t fallback, least;
+  };
+  for (const List& l : {List{"stride", &a.stride, 1, 1}, List{"padding", &a.padding, 0, 0},
+                        List{"dilation", &a.dilation, 1, 1},
+                        List{"output_padding", &a.output_padding, 0, 0}}) {
+    if (l.values->empty()) l.values->assign(sd, l.fallback);
+    if (l.values->size() != sd)
+      fail(l.key, std::string(l.key) + " has " +
+                      count_of(static_cast<int64_t>(l.values->size()), "entry", "entries") +
+                      " but the conv has " + std::to_string(sd) + " spatial dims");
+    for (size_t i = 0; i < sd; ++i)
+      if ((*l.values)[i] < l.least)
+        fail(std::string(l.key) + "[" + std::to_string(i) + "]",
+             std::string(l.key) + " must be at least " + std::to_string(l.least) + ", got " +
+                 std::to_string((*l.values)[i]));
+  }
+  if (a.groups < 1) fail("groups", "groups must be at least 1, got " + std::to_string(a.groups));
+  for (size_t i = 0; i < sd; ++i) {
+    if (!a.transposed && a.output_padding[i] != 0)
+      fail("output_padding", "output_padding is for transposed convolution only");
+    if (a.output_padding[i] >= std::max(a.stride[i], a.dilation[i]))
+      fail("output_padding[" + std::to_string(i) + "]",
+           "output_padding " + std::to_string(a.output_padding[i]) +
+               " must be below the stride or the dilation (" + std::to_string(a.stride[i]) +
+               ", " + std::to_string(a.dilation[i]) + ")");
+  }
+  const int64_t c = literal_extent(x, 1, 0, "channel extent");
+  const int64_t w0 = literal_extent(w, 0, 1, "channel extent");
+  const int64_t w1 = literal_extent(w, 1, 1, "channel extent");
+  for (size_t i = 0; i < sd; ++i) literal_extent(w, 2 + i, 1, "kernel extent");
+  if (a.transposed)
+    fail("transposed", "transposed convolution is not supported yet");
+  if (c % a.groups != 0)
+    fail("groups", "groups " + std::to_string(a.groups) + " does not divide the " +
+                       std::to_string(c) + " input channels of " + describe(x));
+  if (w0 % a.groups != 0)
+    fail("groups", "groups " + std::to_string(a.groups) + " does not divide the " +
+                       std::to_string(w0) + " output channels of the weight " + describe(w));
+  if (w1 != c / a.groups)
+    fail(arg_path(1), "the weight " + describe(w) + " takes " + std::to_string(w1) +
+                          " input channels per group, but " + describe(x) + " has " +
+                          std::to_string(c) + " channels in " + std::to_string(a.groups) +
+                          (a.groups == 1 ? " group" : " groups"));
+  if (op.args.size() == 3) {
+    const Value& b = tensor_arg(f, op, 2);
+    if (b.rank() != 1 || !b.shape[0].is_const(w0))
+      fail(arg_path(2), "the bias of 'conv' is [C_out] = [" + std::to_string(w0) + "], got " +
+                            describe(b));
+  }
+  std::vector<Expr> shape = {x.shape[0], Expr(w0)};
+  for (size_t i = 0; i < sd; ++i) {
+    const int64_t k = w.shape[2 + i].value();
+    Expr o = output_extent(x.shape[2 + i], k, a.stride[i], a.padding[i], a.dilation[i]);
+    std::string witness;
+    if ((o.is_const() && o.value() <= 0) || (!o.is_const() && can_be_negative(o - Expr(1), &witness)))
+      fail(arg_path(0), "the output extent " + o.str() + " of spatial dim " + std::to_string(i) +
+                            " is not positive for every binding" +
+                            (witness.empty() ? "" : " (less 1: " + witness + ")") +
+                            " (input " + describe(x) + ", kernel " + std::to_string(k) +
+                            ", stride " + std::to_string(a.stride[i]) + ", padding " +
+                            std::to_string(a.padding[i]) + ", dilation " +
+                            std::to_string(a.dilation[i]) + ")");
+    shape.push_back(o);
+  }
+  return {{x.dtype, shape}};
+}
+
+void expand_conv(Fusion& f, const Op& op, const std::string& out,
+                 const std::function<std::string(const std::string&)>& fresh) {
+  OpBuilder b(f, op.source_index, out, fresh);
+  using B = OpBuilder;
+  const OpAttrs& a = op.attrs;
+  const ValueId x = op.args[0].value, w = op.args[1].value;
+  const Value xv = f.value(x);  // copies: the builder adds values
+  const Value wv = f.value(w);
+  const size_t sd = static_cast<size_t>(wv.rank()) - 2;
+  const int64_t c = xv.shape[1].value(), co = wv.shape[0].value(), g = a.groups;
+  std::vector<int64_t> kernel;
+  int64_t positions = 1;
+  for (size_t i = 0; i < sd; ++i) {
+    kernel.push_back(wv.shape[2 + i].value());
+    positions *= kernel.back();
+  }
+  std::vector<Expr> outs;  // output spatial extents
+  Expr p(1);
+  for (size_t i = 0; i < sd; ++i) {
+    outs.push_back(output_extent(xv.shape[2 + i], kernel[i], a.stride[i], a.padding[i],
+                                 a.dilation[i]));
+    p = p * outs.back();
+  }
+  // The input padded with zeros.
+  ValueId xp = x;
+  bool padded = false;
+  for (int64_t v : a.padding) padded = padded || v != 0;
+  if (padded) {
+    OpAttrs pad;
+    pad.pads = {{Expr(0), Expr(0)}, {Expr(0), Expr(0)}};
+    for (size_t i = 0; i < sd; ++i) pad.pads.push_back({Expr(a.padding[i]), Expr(a.padding[i])});
+    pad.value = Literal::of_int(0);
+    xp = b.emit(OpKind::Pad, {B::tensor(x)}, pad, "padded");
+  }
+  // One strided slice per kernel position: [N, C, *out] (typed here: its extent is `outs`,
+  // which inference could only reach through a clamp it cannot prove away).
+  std::vector<Expr> slice_shape = {xv.shape[0], Expr(c)};
+  slice_shape.insert(slice_shape.end(), outs.begin(), outs.end());
+  std::vector<Operand> parts;
+  std::vector<int64_t> at(sd, 0);  // the kernel position, last dim fastest
+  for (int64_t q = 0; q < positions; ++q) {
+    OpAttrs s;
+    s.starts = {Expr(0), Expr(0)};
+    s.ends = {xv.shape[0], Expr(c)};
+    s.steps = {1, 1};
+    for (size_t i = 0; i < sd; ++i) {
+      const int64_t start = at[i] * a.dilation[i];
+      s.starts.push_back(Expr(start));
+      s.ends.push_back(Expr(start + 1) + (outs[i] - Expr(1)) * Expr(a.stride[i]));
+      s.steps.push_back(a.stride[i]);
+    }
+    bool whole = !padded && positions == 1;
+    for (size_t i = 0; i < sd; ++i) whole = whole && a.stride[i] == 1;
+    ValueId part = whole ? x
+                         : b.emit_typed(OpKind::Slice, {B::tensor(xp)}, s,
+                                        "tap" + std::to_string(q), xv.dtype, slice_shape);
+    if (positions > 1) part = b.emit(OpKind::Unsqueeze, {B::tensor(part)}, B::dim(2), "tap_u");
+    parts.push_back(B::tensor(part));
+    for (size_t i = sd; i-- > 0;) {
+      if (++at[i] < kernel[i]) break;
+      at[i] = 0;
+    }
+  }
+  ValueId patches = parts[0].value;
+  if (positions > 1) {
+    OpAttrs cat;
+    cat.dim = 2;
+    patches = b.emit(OpKind::Cat, parts, cat, "patches");  // [N, C, K, *out]
+  }
+  // [N, g, C/g * K, P] @ ... : the weight [g, C_out/g, C/g * K] on the left, shared by N.
+  const Expr n = xv.shape[0];
+  const int64_t ck = c / g * positions;
+  std::vector<Expr> cols = g > 1 ? std::vector<Expr>{n, Expr(g), Expr(ck), p}
+                                 : std::vector<Expr>{n, Expr(ck), p};
+  std::vector<Expr> ws = g > 1 ? std::vector<Expr>{Expr(g), Expr(co / g), Expr(ck)}
+                               : std::vector<Expr>{Expr(co), Expr(ck)};
+  const ValueId xc = b.emit(OpKind::Reshape, {B::tensor(patches)}, B::shape(cols), "columns");
+  const ValueId wr = b.emit(OpKind::Reshape, {B::tensor(w)}, B::shape(ws), "weight");
+  OpAttrs product;
+  product.allow_tf32 = a.allow_tf32;
+  const ValueId y = b.emit(OpKind::Matmul, {B::tensor(wr), B::tensor(xc)}, product, "product");
+  std::vector<Expr> ys = {n, Expr(co)};
+  ys.insert(ys.end(), outs.begin(), outs.end());
+  const bool bias = op.args.size() == 3;
+  const ValueId yr = b.emit(OpKind::Reshape, {B::tensor(y)}, B::shape(ys), bias ? "y" : out, !bias);
+  if (!bias) return;
+  std::vector<Expr> bs = {Expr(co)};
+  bs.insert(bs.end(), sd, Expr(1));
+  const ValueId br = b.emit(OpKind::Reshape, {op.args[2]}, B::shape(bs), "bias");
+  b.emit(OpKind::Add, {B::tensor(yr), B::tensor(br)}, {}, out, true);
+}
+
+}  // namespace fuserc

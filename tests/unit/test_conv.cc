@@ -1,0 +1,203 @@
+// conv: typing and refusals, eval of its expansion against a direct float64 convolution
+// written here (PyTorch's definition), and the emulator against eval for each variant:
+// stride, padding, dilation, groups and depthwise, 1-D and 3-D, a channels-last input, a bias.
+#include <catch2/catch.hpp>
+
+#include "emulated_check.h"
+
+using namespace fuserc;
+using namespace fuserc::testing;
+
+namespace {
+
+std::string graph(const std::string& inputs, const std::string& ops, const std::string& outputs) {
+  return R"({"fuserc": 1, "name": "cv", "symbols": {"N": {"hint": 2, "max": 4},
+            "H": {"hint": 9, "min": 4, "max": 40}, "W": {"hint": 7, "min": 4, "max": 40}},
+            "inputs": [)" +
+         inputs + R"(], "ops": [)" + ops + R"(], "outputs": [)" + outputs + "]}";
+}
+
+std::string input(const std::string& name, const std::string& dtype, const std::string& shape,
+                  const std::string& extra = "") {
+  return R"({"name": ")" + name + R"(", "dtype": ")" + dtype + R"(", "shape": )" + shape +
+         extra + "}";
+}
+
+std::string error_of(const std::string& json) {
+  try {
+    parse_text(json);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Params {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+// y[n, o, *p] = b[o] + sum over c in o's group and kernel positions k of
+// x[n, c, p * stride - padding + k * dilation] * w[o, c - group start, k], in float64.
+HostTensor reference(const HostTensor& x, const HostTensor& w, const HostTensor* b,
+                     const Params& pr) {
+  const size_t sd = static_cast<size_t>(w.rank()) - 2;
+  const int64_t n = x.shape()[0], c = x.shape()[1], co = w.shape()[0], cg = w.shape()[1];
+  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end()), out(sd);
+  int64_t positions = 1, kernel = 1, spatial = 1;
+  for (size_t i = 0; i < sd; ++i) {
+    out[i] = (in[i] + 2 * pr.padding[i] - pr.dilation[i] * (k[i] - 1) - 1) / pr.stride[i] + 1;
+    positions *= out[i];
+    kernel *= k[i];
+    spatial *= in[i];
+  }
+  std::vector<int64_t> shape = {n, co};
+  shape.insert(shape.end(), out.begin(), out.end());
+  HostTensor y(DType::F64, shape);
+  for (int64_t bi = 0; bi < n; ++bi)
+    for (int64_t o = 0; o < co; ++o)
+      for (int64_t p = 0; p < positions; ++p) {
+        double acc = b ? b->load_f64(o) : 0;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int64_t cin = o / (co / pr.groups) * cg + ci;
+          for (int64_t q = 0; q < kernel; ++q) {
+            int64_t flat = 0, rp = p, rq = q;
+            bool inside = true;
+            std::vector<int64_t> pos(sd), kp(sd);
+            for (size_t i = sd; i-- > 0;) {
+              pos[i] = rp % out[i];
+              rp /= out[i];
+              kp[i] = rq % k[i];
+              rq /= k[i];
+            }
+            for (size_t i = 0; i < sd; ++i) {
+              int64_t at = pos[i] * pr.stride[i] - pr.padding[i] + kp[i] * pr.dilation[i];
+              inside = inside && at >= 0 && at < in[i];
+              flat = flat * in[i] + at;
+            }
+            if (inside)
+              acc += x.load_f64((bi * c + cin) * spatial + flat) *
+                     w.load_f64((o * cg + ci) * kernel + q);
+          }
+        }
+        y.store_f64((bi * co + o) * positions + p, acc);
+      }
+  return y;
+}
+
+void check_variant(const std::string& json, const Params& pr, double tolerance) {
+  Fusion f = parse_text(json);
+  const std::vector<std::map<std::string, int64_t>> at = {{{"N", 1}, {"H", 5}, {"W", 6}},
+                                                          {{"N", 2}, {"H", 11}, {"W", 8}}};
+  for (const auto& binding : at) {
+    auto symbols = choose_symbol_values(f, binding);
+    TensorMap inputs = make_random_inputs(f, symbols, 9);
+    auto got = evaluate_fusion(f, inputs, "inputs");
+    const HostTensor* b = inputs.count("b") ? &inputs.at("b") : nullptr;
+    HostTensor want = reference(inputs.at("x"), inputs.at("w"), b, pr);
+    const HostTensor& y = got.at(0).second;
+    REQUIRE(y.shape() == want.shape());
+    double worst = 0;
+    for (int64_t i = 0; i < y.numel(); ++i)
+      worst = std::max(worst, std::abs(y.load_f64(i) - want.load_f64(i)));
+    INFO("H=" << symbols["H"] << " W=" << symbols["W"]);
+    CHECK(worst <= tolerance);
+  }
+  check_graph(json, at, {false, false});
+}
+
+}  // namespace
+
+TEST_CASE("conv: output extents, and what is refused naming the op", "[conv]") {
+  Fusion f = parse_text(graph(input("x", "f16", R"(["N", 3, "H", "W"])") + ", " +
+                                  input("w", "f16", "[8, 3, 7, 7]"),
+                              R"({"op": "conv", "args": ["x", "w"], "stride": [2, 2],
+                                  "padding": [3, 3], "out": "y"})",
+                              R"("y")"));
+  const Value& y = f.value(*f.find_value("y"));
+  CHECK(shape_to_string(y.shape) == "[N, 8, (H + 1) / 2, (W + 1) / 2]");
+  for (const Op& op : f.ops) CHECK(op.kind != OpKind::Conv);
+
+  auto refused = [](const std::string& x, const std::string& w, const std::string& attrs,
+                    const std::string& dtype = "f32") {
+    return error_of(graph(input("x", dtype, x) + ", " + input("w", "f32", w),
+                          R"({"op": "conv", "args": ["x", "w"], "out": "y")" + attrs + "}",
+                          R"("y")"));
+  };
+  CHECK_THAT(refused("[2, 16, 8, 8]", "[32, 8, 3, 3]", ""),
+             Catch::Contains("takes 8 input channels per group, but 'x' (f32[2, 16, 8, 8]) has "
+                             "16 channels in 1 group"));
+  CHECK_THAT(refused("[2, 10, 8, 8]", "[12, 2, 3, 3]", R"(, "groups": 5)"),
+             Catch::Contains("groups 5 does not divide the 12 output channels"));
+  CHECK_THAT(refused("[1, 2, 4, 4]", "[2, 2, 3, 3]", "", "i32"),
+             Catch::Contains("'conv' takes floating operands"));
+  CHECK_THAT(refused("[1, 2, 4, 4]", "[2, 2, 3, 3]", "", "f16"),
+             Catch::Contains("must have one dtype"));
+  CHECK_THAT(refused("[1, 1, 2, 2]", "[1, 1, 3, 3]", ""),
+             Catch::Contains("the output extent 0 of spatial dim 0 is not positive for every binding"));
+  CHECK_THAT(refused(R"([1, 1, "H", "W"])", "[1, 1, 5, 5]", ""),  // H >= 4: 5 - 1 too big
+             Catch::Contains("is not positive for every binding (less 1: H = 4"));
+  CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3, 3]", R"(, "stride": [1])"),
+             Catch::Contains("stride has 1 entry but the conv has 2 spatial dims"));
+  CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3, 3]", R"(, "dilation": [1, 0])"),
+             Catch::Contains("dilation must be at least 1"));
+  CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3, 3]",
+                     R"(, "transposed": true, "stride": [2, 2], "output_padding": [2, 0])"),
+             Catch::Contains("output_padding 2 must be below the stride or the dilation"));
+  CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3, 3]", R"(, "transposed": true)"),
+             Catch::Contains("transposed convolution is not supported yet"));
+  CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3]", ""),
+             Catch::Contains("the input of 'conv' is [N, C_in, *spatial] with 1 spatial dims"));
+  CHECK_THAT(refused(R"([1, "H", 8, 8])", "[2, 2, 3, 3]", ""),
+             Catch::Contains("the channel extent of 'conv' must be an integer"));
+}
+
+TEST_CASE("conv variants: eval against a direct float64 convolution, the emulator against eval",
+          "[conv][emulated]") {
+  auto conv = [](const std::string& attrs, bool bias) {
+    return std::string(R"({"op": "conv", "args": ["x", "w")") + (bias ? R"(, "b")" : "") +
+           R"(], "out": "y")" + attrs + "}";
+  };
+  SECTION("2-D, stride 2, padding 3, a bias, bf16") {
+    check_variant(graph(input("x", "bf16", R"(["N", 3, "H", "W"])") + ", " +
+                            input("w", "bf16", "[4, 3, 5, 5]") + ", " + input("b", "bf16", "[4]"),
+                        conv(R"(, "stride": [2, 2], "padding": [3, 3])", true), R"("y")"),
+                  {{2, 2}, {3, 3}, {1, 1}}, 0.15);
+  }
+  SECTION("2-D, dilation 2 and groups 2, f32") {
+    check_variant(graph(input("x", "f32", R"(["N", 4, "H", "W"])") + ", " +
+                            input("w", "f32", "[6, 2, 3, 3]"),
+                        conv(R"(, "dilation": [2, 1], "padding": [2, 1], "groups": 2)", false),
+                        R"("y")"),
+                  {{1, 1}, {2, 1}, {2, 1}, 2}, 1e-4);
+  }
+  SECTION("depthwise 3x3 then pointwise 1x1 stride 2, f64") {
+    check_variant(graph(input("x", "f64", R"(["N", 3, "H", "W"])") + ", " +
+                            input("w", "f64", "[3, 1, 3, 3]") + ", " + input("b", "f64", "[3]"),
+                        conv(R"(, "padding": [1, 1], "groups": 3)", true), R"("y")"),
+                  {{1, 1}, {1, 1}, {1, 1}, 3}, 1e-12);
+    check_variant(graph(input("x", "f64", R"(["N", 3, "H", "W"])") + ", " +
+                            input("w", "f64", "[5, 3, 1, 1]"),
+                        conv(R"(, "stride": [2, 2])", false), R"("y")"),
+                  {{2, 2}, {0, 0}, {1, 1}}, 1e-12);
+  }
+  SECTION("a channels-last input read through its strides, f16") {
+    check_variant(graph(input("x", "f16", R"(["N", 3, "H", "W"])",
+                              R"(, "strides": ["H*W*3", 1, "W*3", 3])") +
+                            ", " + input("w", "f16", "[2, 3, 3, 3]"),
+                        conv(R"(, "padding": [1, 1])", false), R"("y")"),
+                  {{1, 1}, {1, 1}, {1, 1}}, 2e-2);
+  }
+  SECTION("1-D with stride and dilation; 3-D") {
+    check_variant(graph(input("x", "f32", R"(["N", 2, "H"])") + ", " +
+                            input("w", "f32", "[3, 2, 3]"),
+                        conv(R"(, "stride": [2], "dilation": [2], "padding": [1])", false),
+                        R"("y")"),
+                  {{2}, {1}, {2}}, 1e-4);
+    check_variant(graph(input("x", "f32", R"(["N", 2, 3, "H", "W"])") + ", " +
+                            input("w", "f32", "[2, 2, 2, 3, 3]"),
+                        conv(R"(, "padding": [1, 1, 0])", false), R"("y")"),
+                  {{1, 1, 1}, {1, 1, 0}, {1, 1, 1}}, 1e-4);
+  }
+}
