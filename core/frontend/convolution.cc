@@ -2,30 +2,17 @@
 #include "core/frontend/convolution.h"
 
 #include "core/base/text_util.h"
+#include "core/frontend/op_typing.h"
 #include "core/expr/expr_parse.h"
 #include "core/frontend/op_builder.h"
 
 namespace fuserc {
 namespace {
 
-[[noreturn]] void fail(const std::string& where, const std::string& message) {
-  throw OpError{where, message};
-}
-
-std::string arg_path(size_t i) {
-  return "args[" + std::to_string(i) + "]";
-}
-
-std::string describe(const Value& v) {
-  return "'" + v.name + "' (" + dtype_name(v.dtype) + shape_to_string(v.shape) + ")";
-}
-
-const Value& tensor_arg(const Fusion& f, const Op& op, size_t i) {
-  const Operand& a = op.args[i];
-  if (a.is_literal())
-    fail(arg_path(i), "'conv' takes a tensor name here, not the literal " + a.literal.str());
-  return f.value(a.value);
-}
+using typing::arg_path;
+using typing::describe;
+using typing::fail;
+using typing::tensor_arg;
 
 int64_t literal_extent(const Value& v, size_t d, size_t arg, const char* what) {
   const Expr& e = v.shape[d];
