@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "emulated_check.h"
+#include "test_util.h"
 
 using namespace fuserc;
 using namespace fuserc::testing;
@@ -22,13 +23,9 @@ std::string input(const std::string& name, const std::string& dtype, const std::
   return R"({"name": ")" + name + R"(", "dtype": ")" + dtype + R"(", "shape": )" + shape + "}";
 }
 
-std::string error_of(const std::string& json) {
-  try {
-    parse_text(json);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
+// The one-line refusal of a graph (test_util.h's error_of).
+std::string refusal(const std::string& json) {
+  return error_of([&] { parse_text(json); });
 }
 
 // Element of `t` at the 4-d index `i` of [B, H, L, S]-like shapes, broadcasting as PyTorch
@@ -132,7 +129,7 @@ TEST_CASE("attention: result shapes, and what is refused naming the op", "[atten
   auto refused = [](const std::string& q, const std::string& k, const std::string& v,
                     const std::string& extra_inputs, const std::string& args,
                     const std::string& attrs) {
-    return error_of(graph(input("q", "f16", q) + ", " + input("k", "f16", k) + ", " +
+    return refusal(graph(input("q", "f16", q) + ", " + input("k", "f16", k) + ", " +
                               input("v", "f16", v) + extra_inputs,
                           R"({"op": "scaled_dot_product_attention", "args": [)" + args + "]" +
                               attrs + R"(, "out": "y"})",
@@ -165,7 +162,7 @@ TEST_CASE("attention: result shapes, and what is refused naming the op", "[atten
              Catch::Contains("give \"scale\""));
   CHECK_THAT(refused(q, kv, kv, "", qkv, R"(, "scale": "big")"),
              Catch::Contains("scale must be a number"));
-  std::string mixed = error_of(graph(input("q", "f16", q) + ", " + input("k", "f32", kv) + ", " +
+  std::string mixed = refusal(graph(input("q", "f16", q) + ", " + input("k", "f32", kv) + ", " +
                                          input("v", "f16", kv),
                                      R"({"op": "scaled_dot_product_attention",
                                          "args": ["q", "k", "v"], "out": "y"})",

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "emulated_check.h"
+#include "test_util.h"
 
 using namespace fuserc;
 using namespace fuserc::testing;
@@ -23,13 +24,9 @@ std::string input(const std::string& name, const std::string& dtype, const std::
          extra + "}";
 }
 
-std::string error_of(const std::string& json) {
-  try {
-    parse_text(json);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
+// The one-line refusal of a graph (test_util.h's error_of).
+std::string refusal(const std::string& json) {
+  return error_of([&] { parse_text(json); });
 }
 
 struct Params {
@@ -121,7 +118,7 @@ TEST_CASE("conv: output extents, and what is refused naming the op", "[conv]") {
 
   auto refused = [](const std::string& x, const std::string& w, const std::string& attrs,
                     const std::string& dtype = "f32") {
-    return error_of(graph(input("x", dtype, x) + ", " + input("w", "f32", w),
+    return refusal(graph(input("x", dtype, x) + ", " + input("w", "f32", w),
                           R"({"op": "conv", "args": ["x", "w"], "out": "y")" + attrs + "}",
                           R"("y")"));
   };
