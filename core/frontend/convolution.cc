@@ -1,6 +1,8 @@
 // conv: typing and refusals, then its expansion (see convolution.h).
 #include "core/frontend/convolution.h"
 
+#include <algorithm>
+
 #include "core/base/text_util.h"
 #include "core/frontend/op_typing.h"
 #include "core/expr/expr_parse.h"
@@ -22,9 +24,16 @@ int64_t literal_extent(const Value& v, size_t d, size_t arg, const char* what) {
   return e.value();
 }
 
-// Output extent of one spatial dim: PyTorch's (H + 2p - d(k-1) - 1) // s + 1.
+// Output extent of one spatial dim: PyTorch's (H + 2p - d(k-1) - 1) // s + 1, and for a
+// transposed conv (H - 1)s - 2p + d(k-1) + output_padding + 1.
 Expr output_extent(const Expr& h, int64_t k, int64_t s, int64_t p, int64_t d) {
   return floordiv(h + Expr(2 * p - d * (k - 1) - 1), Expr(s)) + Expr(1);
+}
+
+Expr output_extent(const Expr& h, const OpAttrs& a, int64_t k, size_t i) {
+  if (!a.transposed) return output_extent(h, k, a.stride[i], a.padding[i], a.dilation[i]);
+  return (h - Expr(1)) * Expr(a.stride[i]) +
+         Expr(a.dilation[i] * (k - 1) - 2 * a.padding[i] + a.output_padding[i] + 1);
 }
 
 }  // namespace
@@ -82,29 +91,36 @@ std::vector<InferredResult> infer_conv(const Fusion& f, Op& op) {
   const int64_t w0 = literal_extent(w, 0, 1, "channel extent");
   const int64_t w1 = literal_extent(w, 1, 1, "channel extent");
   for (size_t i = 0; i < sd; ++i) literal_extent(w, 2 + i, 1, "kernel extent");
-  if (a.transposed)
-    fail("transposed", "transposed convolution is not supported yet");
   if (c % a.groups != 0)
     fail("groups", "groups " + std::to_string(a.groups) + " does not divide the " +
                        std::to_string(c) + " input channels of " + describe(x));
-  if (w0 % a.groups != 0)
-    fail("groups", "groups " + std::to_string(a.groups) + " does not divide the " +
-                       std::to_string(w0) + " output channels of the weight " + describe(w));
-  if (w1 != c / a.groups)
-    fail(arg_path(1), "the weight " + describe(w) + " takes " + std::to_string(w1) +
-                          " input channels per group, but " + describe(x) + " has " +
-                          std::to_string(c) + " channels in " + std::to_string(a.groups) +
-                          (a.groups == 1 ? " group" : " groups"));
+  // The weight is [C_out, C/g, *kernel], or [C, C_out/g, *kernel] when transposed.
+  const int64_t c_out = a.transposed ? w1 * a.groups : w0;
+  if (a.transposed) {
+    if (w0 != c)
+      fail(arg_path(1), "the weight " + describe(w) + " of a transposed 'conv' is [C_in, " +
+                            "C_out/groups, *kernel] with C_in " + std::to_string(c) +
+                            " as the input " + describe(x) + " has");
+  } else {
+    if (w0 % a.groups != 0)
+      fail("groups", "groups " + std::to_string(a.groups) + " does not divide the " +
+                         std::to_string(w0) + " output channels of the weight " + describe(w));
+    if (w1 != c / a.groups)
+      fail(arg_path(1), "the weight " + describe(w) + " takes " + std::to_string(w1) +
+                            " input channels per group, but " + describe(x) + " has " +
+                            std::to_string(c) + " channels in " + std::to_string(a.groups) +
+                            (a.groups == 1 ? " group" : " groups"));
+  }
   if (op.args.size() == 3) {
     const Value& b = tensor_arg(f, op, 2);
-    if (b.rank() != 1 || !b.shape[0].is_const(w0))
-      fail(arg_path(2), "the bias of 'conv' is [C_out] = [" + std::to_string(w0) + "], got " +
+    if (b.rank() != 1 || !b.shape[0].is_const(c_out))
+      fail(arg_path(2), "the bias of 'conv' is [C_out] = [" + std::to_string(c_out) + "], got " +
                             describe(b));
   }
-  std::vector<Expr> shape = {x.shape[0], Expr(w0)};
+  std::vector<Expr> shape = {x.shape[0], Expr(c_out)};
   for (size_t i = 0; i < sd; ++i) {
     const int64_t k = w.shape[2 + i].value();
-    Expr o = output_extent(x.shape[2 + i], k, a.stride[i], a.padding[i], a.dilation[i]);
+    Expr o = output_extent(x.shape[2 + i], a, k, i);
     std::string witness;
     if ((o.is_const() && o.value() <= 0) || (!o.is_const() && can_be_negative(o - Expr(1), &witness)))
       fail(arg_path(0), "the output extent " + o.str() + " of spatial dim " + std::to_string(i) +
@@ -113,11 +129,81 @@ std::vector<InferredResult> infer_conv(const Fusion& f, Op& op) {
                             " (input " + describe(x) + ", kernel " + std::to_string(k) +
                             ", stride " + std::to_string(a.stride[i]) + ", padding " +
                             std::to_string(a.padding[i]) + ", dilation " +
-                            std::to_string(a.dilation[i]) + ")");
+                            std::to_string(a.dilation[i]) +
+                            (a.transposed ? ", output_padding " +
+                                                std::to_string(a.output_padding[i]) + ", transposed"
+                                          : std::string()) +
+                            ")");
     shape.push_back(o);
   }
   return {{x.dtype, shape}};
 }
+
+namespace {
+
+// A transposed conv is a direct one over its input with stride - 1 zeros between elements and
+// d(k-1) - p zeros at the front (d(k-1) - p + output_padding at the back; negative pads crop),
+// at stride 1, with the kernel flipped and each group's in and out channels swapped. Returns
+// that input: [N, C, (H-1)s + 1 + 2(d(k-1) - p) + output_padding, ...].
+ValueId spread_input(OpBuilder& b, ValueId x, const Value& xv, const OpAttrs& a,
+                     const std::vector<int64_t>& kernel) {
+  using B = OpBuilder;
+  const size_t sd = kernel.size();
+  bool strided = false;
+  for (int64_t s : a.stride) strided = strided || s > 1;
+  ValueId cur = x;
+  if (strided) {
+    // [N, C, H, 1, W, 1] padded to [N, C, H, s0, W, s1], merged to [N, C, H s0, W s1]: every
+    // element followed by stride - 1 zeros (the last ones cropped below).
+    std::vector<Expr> apart = {xv.shape[0], xv.shape[1]}, merged = apart;
+    OpAttrs pad;
+    pad.pads = {{Expr(0), Expr(0)}, {Expr(0), Expr(0)}};
+    pad.value = Literal::of_int(0);
+    for (size_t i = 0; i < sd; ++i) {
+      apart.push_back(xv.shape[2 + i]);
+      apart.push_back(Expr(1));
+      merged.push_back(xv.shape[2 + i] * Expr(a.stride[i]));
+      pad.pads.push_back({Expr(0), Expr(0)});
+      pad.pads.push_back({Expr(0), Expr(a.stride[i] - 1)});
+    }
+    cur = b.emit(OpKind::Reshape, {B::tensor(cur)}, B::shape(apart), "apart");
+    cur = b.emit(OpKind::Pad, {B::tensor(cur)}, pad, "spread");
+    cur = b.emit(OpKind::Reshape, {B::tensor(cur)}, B::shape(merged), "spread_m");
+  }
+  OpAttrs pad;
+  pad.pads = {{Expr(0), Expr(0)}, {Expr(0), Expr(0)}};
+  pad.value = Literal::of_int(0);
+  bool any = false;
+  for (size_t i = 0; i < sd; ++i) {
+    const int64_t front = a.dilation[i] * (kernel[i] - 1) - a.padding[i];
+    const int64_t back = front + a.output_padding[i] - (a.stride[i] - 1);
+    pad.pads.push_back({Expr(front), Expr(back)});
+    any = any || front != 0 || back != 0;
+  }
+  if (any) cur = b.emit(OpKind::Pad, {B::tensor(cur)}, pad, "padded");
+  return cur;
+}
+
+// The weight as the product's left operand [g, C_out/g, C/g * K] ([C_out, C * K] for one group).
+// A transposed conv's [C, C_out/g, *kernel] has each group's two channel dims swapped; its
+// kernel flip is in the order of the taps instead.
+ValueId weight_matrix(OpBuilder& b, ValueId w, const OpAttrs& a, int64_t c, int64_t co,
+                      int64_t positions) {
+  using B = OpBuilder;
+  const int64_t g = a.groups, ck = c / g * positions;
+  std::vector<Expr> ws = g > 1 ? std::vector<Expr>{Expr(g), Expr(co / g), Expr(ck)}
+                               : std::vector<Expr>{Expr(co), Expr(ck)};
+  if (!a.transposed) return b.emit(OpKind::Reshape, {B::tensor(w)}, B::shape(ws), "weight");
+  const ValueId split = b.emit(
+      OpKind::Reshape, {B::tensor(w)},
+      B::shape({Expr(g), Expr(c / g), Expr(co / g), Expr(positions)}), "weight_g");
+  OpAttrs perm;
+  perm.dims = {0, 2, 1, 3};
+  const ValueId swapped = b.emit(OpKind::Permute, {B::tensor(split)}, perm, "weight_t");
+  return b.emit(OpKind::Reshape, {B::tensor(swapped)}, B::shape(ws), "weight");
+}
+
+}  // namespace
 
 void expand_conv(Fusion& f, const Op& op, const std::string& out,
                  const std::function<std::string(const std::string&)>& fresh) {
@@ -128,7 +214,8 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
   const Value xv = f.value(x);  // copies: the builder adds values
   const Value wv = f.value(w);
   const size_t sd = static_cast<size_t>(wv.rank()) - 2;
-  const int64_t c = xv.shape[1].value(), co = wv.shape[0].value(), g = a.groups;
+  const int64_t c = xv.shape[1].value(), g = a.groups;
+  const int64_t co = a.transposed ? wv.shape[1].value() * g : wv.shape[0].value();
   std::vector<int64_t> kernel;
   int64_t positions = 1;
   for (size_t i = 0; i < sd; ++i) {
@@ -138,23 +225,32 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
   std::vector<Expr> outs;  // output spatial extents
   Expr p(1);
   for (size_t i = 0; i < sd; ++i) {
-    outs.push_back(output_extent(xv.shape[2 + i], kernel[i], a.stride[i], a.padding[i],
-                                 a.dilation[i]));
+    outs.push_back(output_extent(xv.shape[2 + i], a, kernel[i], i));
     p = p * outs.back();
   }
-  // The input padded with zeros.
+  // The input the taps slice: padded with zeros (transposed: spread apart by the stride too),
+  // and the taps' stride (1 for a transposed conv).
   ValueId xp = x;
+  std::vector<int64_t> step = a.stride;
   bool padded = false;
-  for (int64_t v : a.padding) padded = padded || v != 0;
-  if (padded) {
-    OpAttrs pad;
-    pad.pads = {{Expr(0), Expr(0)}, {Expr(0), Expr(0)}};
-    for (size_t i = 0; i < sd; ++i) pad.pads.push_back({Expr(a.padding[i]), Expr(a.padding[i])});
-    pad.value = Literal::of_int(0);
-    xp = b.emit(OpKind::Pad, {B::tensor(x)}, pad, "padded");
+  if (a.transposed) {
+    xp = spread_input(b, x, xv, a, kernel);
+    padded = xp != x;
+    step.assign(sd, 1);
+  } else {
+    for (int64_t v : a.padding) padded = padded || v != 0;
+    if (padded) {
+      OpAttrs pad;
+      pad.pads = {{Expr(0), Expr(0)}, {Expr(0), Expr(0)}};
+      for (size_t i = 0; i < sd; ++i)
+        pad.pads.push_back({Expr(a.padding[i]), Expr(a.padding[i])});
+      pad.value = Literal::of_int(0);
+      xp = b.emit(OpKind::Pad, {B::tensor(x)}, pad, "padded");
+    }
   }
   // One strided slice per kernel position: [N, C, *out] (typed here: its extent is `outs`,
-  // which inference could only reach through a clamp it cannot prove away).
+  // which inference could only reach through a clamp it cannot prove away). A transposed conv
+  // takes them in reverse order: the flipped kernel.
   std::vector<Expr> slice_shape = {xv.shape[0], Expr(c)};
   slice_shape.insert(slice_shape.end(), outs.begin(), outs.end());
   std::vector<Operand> parts;
@@ -167,12 +263,12 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
     for (size_t i = 0; i < sd; ++i) {
       const int64_t start = at[i] * a.dilation[i];
       s.starts.push_back(Expr(start));
-      s.ends.push_back(Expr(start + 1) + (outs[i] - Expr(1)) * Expr(a.stride[i]));
-      s.steps.push_back(a.stride[i]);
+      s.ends.push_back(Expr(start + 1) + (outs[i] - Expr(1)) * Expr(step[i]));
+      s.steps.push_back(step[i]);
     }
     bool whole = !padded && positions == 1;
-    for (size_t i = 0; i < sd; ++i) whole = whole && a.stride[i] == 1;
-    ValueId part = whole ? x
+    for (size_t i = 0; i < sd; ++i) whole = whole && step[i] == 1;
+    ValueId part = whole ? xp
                          : b.emit_typed(OpKind::Slice, {B::tensor(xp)}, s,
                                         "tap" + std::to_string(q), xv.dtype, slice_shape);
     if (positions > 1) part = b.emit(OpKind::Unsqueeze, {B::tensor(part)}, B::dim(2), "tap_u");
@@ -182,6 +278,7 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
       at[i] = 0;
     }
   }
+  if (a.transposed) std::reverse(parts.begin(), parts.end());
   ValueId patches = parts[0].value;
   if (positions > 1) {
     OpAttrs cat;
@@ -193,10 +290,8 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
   const int64_t ck = c / g * positions;
   std::vector<Expr> cols = g > 1 ? std::vector<Expr>{n, Expr(g), Expr(ck), p}
                                  : std::vector<Expr>{n, Expr(ck), p};
-  std::vector<Expr> ws = g > 1 ? std::vector<Expr>{Expr(g), Expr(co / g), Expr(ck)}
-                               : std::vector<Expr>{Expr(co), Expr(ck)};
   const ValueId xc = b.emit(OpKind::Reshape, {B::tensor(patches)}, B::shape(cols), "columns");
-  const ValueId wr = b.emit(OpKind::Reshape, {B::tensor(w)}, B::shape(ws), "weight");
+  const ValueId wr = weight_matrix(b, w, a, c, co, positions);
   OpAttrs product;
   product.allow_tf32 = a.allow_tf32;
   const ValueId y = b.emit(OpKind::Matmul, {B::tensor(wr), B::tensor(xc)}, product, "product");

@@ -4,8 +4,10 @@
 // be non-positive) and its expansion into what computes it: the input padded, one strided slice
 // of it per kernel position gathered into patches [N, groups, C/groups * K, P] (K kernel
 // positions, P output positions), one product with the weight as [groups, C_out/groups,
-// C/groups * K], and the bias added. The conv op never reaches the IR. Transposed convolution
-// is refused as not supported yet.
+// C/groups * K], and the bias added. A transposed conv ([C, C_out/groups, *kernel] weight,
+// output_padding) is the same over its input spread apart by the stride and padded by
+// d(k-1) - p, with the taps in reverse order (the flipped kernel) and each group's channel dims
+// of the weight swapped. The conv op never reaches the IR.
 #pragma once
 
 #include <functional>

@@ -32,7 +32,62 @@ std::string refusal(const std::string& json) {
 struct Params {
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
+  std::vector<int64_t> output_padding;  // set: a transposed conv
 };
+
+// A transposed conv in float64 by its definition (the gradient of a conv with respect to its
+// input): each x[n, c, i] adds x * w[c, o - group start, k] to y[n, o, i * stride - padding +
+// k * dilation] for the output channels o of c's group.
+HostTensor reference_transposed(const HostTensor& x, const HostTensor& w, const HostTensor* b,
+                                const Params& pr) {
+  const size_t sd = static_cast<size_t>(w.rank()) - 2;
+  const int64_t n = x.shape()[0], c = x.shape()[1], cog = w.shape()[1], co = cog * pr.groups;
+  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end()), out(sd);
+  int64_t positions = 1, kernel = 1, spatial = 1;
+  for (size_t i = 0; i < sd; ++i) {
+    out[i] = (in[i] - 1) * pr.stride[i] - 2 * pr.padding[i] + pr.dilation[i] * (k[i] - 1) +
+             pr.output_padding[i] + 1;
+    positions *= out[i];
+    kernel *= k[i];
+    spatial *= in[i];
+  }
+  std::vector<int64_t> shape = {n, co};
+  shape.insert(shape.end(), out.begin(), out.end());
+  HostTensor y(DType::F64, shape);
+  for (int64_t bi = 0; bi < n; ++bi)
+    for (int64_t o = 0; o < co; ++o)
+      for (int64_t p = 0; p < positions; ++p)
+        y.store_f64((bi * co + o) * positions + p, b ? b->load_f64(o) : 0);
+  const int64_t cg = c / pr.groups;
+  for (int64_t bi = 0; bi < n; ++bi)
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t s = 0; s < spatial; ++s)
+        for (int64_t q = 0; q < kernel; ++q) {
+          int64_t rs = s, rq = q, flat = 0;
+          bool inside = true;
+          std::vector<int64_t> pos(sd), kp(sd);
+          for (size_t i = sd; i-- > 0;) {
+            pos[i] = rs % in[i];
+            rs /= in[i];
+            kp[i] = rq % k[i];
+            rq /= k[i];
+          }
+          for (size_t i = 0; i < sd; ++i) {
+            const int64_t at = pos[i] * pr.stride[i] - pr.padding[i] + kp[i] * pr.dilation[i];
+            inside = inside && at >= 0 && at < out[i];
+            flat = flat * out[i] + at;
+          }
+          if (!inside) continue;
+          const double xv = x.load_f64((bi * c + ci) * spatial + s);
+          for (int64_t ol = 0; ol < cog; ++ol) {
+            const int64_t o = ci / cg * cog + ol;
+            const int64_t at = (bi * co + o) * positions + flat;
+            y.store_f64(at, y.load_f64(at) + xv * w.load_f64((ci * cog + ol) * kernel + q));
+          }
+        }
+  return y;
+}
 
 // y[n, o, *p] = b[o] + sum over c in o's group and kernel positions k of
 // x[n, c, p * stride - padding + k * dilation] * w[o, c - group start, k], in float64.
@@ -92,7 +147,9 @@ void check_variant(const std::string& json, const Params& pr, double tolerance) 
     TensorMap inputs = make_random_inputs(f, symbols, 9);
     auto got = evaluate_fusion(f, inputs, "inputs");
     const HostTensor* b = inputs.count("b") ? &inputs.at("b") : nullptr;
-    HostTensor want = reference(inputs.at("x"), inputs.at("w"), b, pr);
+    HostTensor want = pr.output_padding.empty()
+                          ? reference(inputs.at("x"), inputs.at("w"), b, pr)
+                          : reference_transposed(inputs.at("x"), inputs.at("w"), b, pr);
     const HostTensor& y = got.at(0).second;
     REQUIRE(y.shape() == want.shape());
     double worst = 0;
@@ -115,6 +172,13 @@ TEST_CASE("conv: output extents, and what is refused naming the op", "[conv]") {
   const Value& y = f.value(*f.find_value("y"));
   CHECK(shape_to_string(y.shape) == "[N, 8, (H + 1) / 2, (W + 1) / 2]");
   for (const Op& op : f.ops) CHECK(op.kind != OpKind::Conv);
+  Fusion t = parse_text(graph(input("x", "f32", R"(["N", 4, "H", 5])") + ", " +
+                                  input("w", "f32", "[4, 3, 3, 2]"),
+                              R"({"op": "conv", "args": ["x", "w"], "stride": [2, 3],
+                                  "padding": [1, 0], "output_padding": [1, 2], "groups": 2,
+                                  "transposed": true, "out": "y"})",
+                              R"("y")"));
+  CHECK(shape_to_string(t.value(*t.find_value("y")).shape) == "[N, 6, H * 2, 16]");
 
   auto refused = [](const std::string& x, const std::string& w, const std::string& attrs,
                     const std::string& dtype = "f32") {
@@ -142,8 +206,10 @@ TEST_CASE("conv: output extents, and what is refused naming the op", "[conv]") {
   CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3, 3]",
                      R"(, "transposed": true, "stride": [2, 2], "output_padding": [2, 0])"),
              Catch::Contains("output_padding 2 must be below the stride or the dilation"));
-  CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3, 3]", R"(, "transposed": true)"),
-             Catch::Contains("transposed convolution is not supported yet"));
+  CHECK_THAT(refused("[1, 2, 8, 8]", "[3, 2, 3, 3]", R"(, "transposed": true)"),
+             Catch::Contains("of a transposed 'conv' is [C_in, C_out/groups, *kernel] with C_in 2"));
+  CHECK_THAT(refused("[1, 1, 1, 1]", "[1, 1, 1, 1]", R"(, "transposed": true, "padding": [1, 1])"),
+             Catch::Contains("the output extent -1 of spatial dim 0 is not positive"));
   CHECK_THAT(refused("[1, 2, 8, 8]", "[2, 2, 3]", ""),
              Catch::Contains("the input of 'conv' is [N, C_in, *spatial] with 1 spatial dims"));
   CHECK_THAT(refused(R"([1, "H", 8, 8])", "[2, 2, 3, 3]", ""),
@@ -196,5 +262,34 @@ TEST_CASE("conv variants: eval against a direct float64 convolution, the emulato
                             input("w", "f32", "[2, 2, 2, 3, 3]"),
                         conv(R"(, "padding": [1, 1, 0])", false), R"("y")"),
                   {{1, 1, 1}, {1, 1, 0}, {1, 1, 1}}, 1e-4);
+  }
+  SECTION("transposed: stride 2 with output_padding and a bias, f32") {
+    check_variant(graph(input("x", "f32", R"(["N", 3, "H", "W"])") + ", " +
+                            input("w", "f32", "[3, 2, 3, 3]") + ", " + input("b", "f32", "[2]"),
+                        conv(R"(, "transposed": true, "stride": [2, 2], "padding": [1, 1],
+                                 "output_padding": [1, 0])",
+                             true),
+                        R"("y")"),
+                  {{2, 2}, {1, 1}, {1, 1}, 1, {1, 0}}, 1e-4);
+  }
+  SECTION("transposed: groups 2, dilation 2, padding beyond the kernel (a crop), bf16") {
+    check_variant(graph(input("x", "bf16", R"(["N", 4, "H", "W"])") + ", " +
+                            input("w", "bf16", "[4, 3, 2, 3]"),
+                        conv(R"(, "transposed": true, "groups": 2, "stride": [3, 1],
+                                 "dilation": [1, 2], "padding": [2, 1], "output_padding": [2, 1])",
+                             false),
+                        R"("y")"),
+                  {{3, 1}, {2, 1}, {1, 2}, 2, {2, 1}}, 0.15);
+  }
+  SECTION("transposed: 1-D and 3-D, f64") {
+    check_variant(graph(input("x", "f64", R"(["N", 2, "H"])") + ", " +
+                            input("w", "f64", "[2, 3, 4]"),
+                        conv(R"(, "transposed": true, "stride": [2], "padding": [1])", false),
+                        R"("y")"),
+                  {{2}, {1}, {1}, 1, {0}}, 1e-12);
+    check_variant(graph(input("x", "f64", R"(["N", 2, 2, "H", "W"])") + ", " +
+                            input("w", "f64", "[2, 1, 2, 2, 2]"),
+                        conv(R"(, "transposed": true, "stride": [2, 1, 2])", false), R"("y")"),
+                  {{2, 1, 2}, {0, 0, 0}, {1, 1, 1}, 1, {0, 0, 0}}, 1e-12);
   }
 }
