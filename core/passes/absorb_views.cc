@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/passes/presegmentation.h"
+#include "core/passes/rewrite.h"
 
 namespace fuserc {
 namespace {
@@ -172,12 +173,8 @@ bool absorb_result_permute(Fusion& f, Op& m, int k, const Op& permute) {
 void absorb_operand_views(Fusion& f) {
   // Readers of each value (ops only read earlier values; a product's result is read only by
   // later ops, whose operands this sweep has not changed yet).
-  std::vector<std::vector<int>> readers(f.values.size());
-  for (size_t k = 0; k < f.ops.size(); ++k)
-    for (const auto& a : f.ops[k].args)
-      if (!a.is_literal()) readers[a.value].push_back(static_cast<int>(k));
-  std::vector<bool> aliased(f.values.size(), false);
-  for (const auto& [out, in] : f.aliases) aliased[out] = aliased[in] = true;
+  const std::vector<std::vector<int>> readers = readers_of(f);
+  const std::vector<bool> aliased = aliased_values(f);
   std::vector<bool> drop(f.ops.size(), false);
   for (size_t k = 0; k < f.ops.size(); ++k) {
     Op& m = f.ops[k];

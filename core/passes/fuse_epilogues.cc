@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/passes/presegmentation.h"
+#include "core/passes/rewrite.h"
 
 namespace fuserc {
 namespace {
@@ -34,12 +35,8 @@ bool library_writes(DType operand, DType result) {
 
 void fuse_library_epilogues(Fusion& f) {
   // Readers of each value (ops only read earlier values, so one sweep fills them).
-  std::vector<std::vector<int>> readers(f.values.size());
-  for (size_t k = 0; k < f.ops.size(); ++k)
-    for (const auto& a : f.ops[k].args)
-      if (!a.is_literal()) readers[a.value].push_back(static_cast<int>(k));
-  std::vector<bool> aliased(f.values.size(), false);
-  for (const auto& [out, in] : f.aliases) aliased[out] = aliased[in] = true;
+  const std::vector<std::vector<int>> readers = readers_of(f);
+  const std::vector<bool> aliased = aliased_values(f);
   std::vector<bool> drop(f.ops.size(), false);
   bool any = false;
   for (size_t k = 0; k < f.ops.size(); ++k) {

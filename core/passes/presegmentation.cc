@@ -6,6 +6,10 @@ const std::vector<FusionPass>& presegmentation_passes() {
   static const std::vector<FusionPass> passes = {
       {"fold-constants", "compute values made from constants alone once, as new constants",
        fold_constants},
+      {"fold-batch-norm",
+       "scale a convolution's constant weights by the per-channel scale after it (an inference "
+       "batch norm) and add one bias",
+       fold_batch_norm},
       {"fold-casts", "cast the original value where a cast of an exact cast was", fold_casts},
       {"collapse-views", "read through one view where a view of a view was", collapse_views},
       {"noop-views", "remove views that give back their operand unchanged", remove_noop_views},

@@ -25,6 +25,7 @@ void run_presegmentation_passes(Fusion& fusion, PassContext& ctx);
 
 // Individual passes (one file each), in the order they run.
 void fold_constants(Fusion& fusion);     // fold_constants.cc (uses core/eval)
+void fold_batch_norm(Fusion& fusion);    // fold_batch_norm.cc
 void fold_casts(Fusion& fusion);         // fold_casts.cc
 void collapse_views(Fusion& fusion);     // collapse_views.cc
 void remove_noop_views(Fusion& fusion);  // noop_views.cc

@@ -4,6 +4,20 @@
 
 namespace fuserc {
 
+std::vector<std::vector<int>> readers_of(const Fusion& f) {
+  std::vector<std::vector<int>> readers(f.values.size());
+  for (size_t k = 0; k < f.ops.size(); ++k)
+    for (const auto& a : f.ops[k].args)
+      if (!a.is_literal()) readers[a.value].push_back(static_cast<int>(k));
+  return readers;
+}
+
+std::vector<bool> aliased_values(const Fusion& f) {
+  std::vector<bool> aliased(f.values.size(), false);
+  for (const auto& [out, in] : f.aliases) aliased[out] = aliased[in] = true;
+  return aliased;
+}
+
 bool replaceable(const Fusion& f, ValueId v) {
   if (f.is_output(v)) return false;
   for (const auto& [out, in] : f.aliases)

@@ -1,6 +1,7 @@
-// Owns the rewrites the presegmentation passes share: making the ops that read one value read
-// another (of the same dtype and shape) instead, in one forward sweep over the ops. The op left
-// without readers is then removed by the dead-code pass, which runs last.
+// Owns what the presegmentation passes share to rewrite the graph: who reads each value, and
+// making the ops that read one value read another (of the same dtype and shape) instead, in one
+// forward sweep over the ops. The op left without readers is then removed by the dead-code
+// pass, which runs last.
 #pragma once
 
 #include <vector>
@@ -8,6 +9,13 @@
 #include "core/ir/fusion.h"
 
 namespace fuserc {
+
+// The ops that read each value, in op order (indices into f.ops; an op that reads a value
+// twice is listed twice). Ops only read earlier values, so one sweep fills it.
+std::vector<std::vector<int>> readers_of(const Fusion& f);
+
+// Per value: whether it is an output written in place or the input it is written into.
+std::vector<bool> aliased_values(const Fusion& f);
 
 // Whether `v` may be replaced: it is neither a graph output nor written in place (those are
 // the graph's interface and keep their names and buffers).

@@ -3,6 +3,7 @@
 // stride, padding, dilation, groups and depthwise, 1-D and 3-D, a channels-last input, a bias.
 #include <catch2/catch.hpp>
 
+#include "core/passes/presegmentation.h"
 #include "emulated_check.h"
 #include "test_util.h"
 
@@ -291,5 +292,91 @@ TEST_CASE("conv variants: eval against a direct float64 convolution, the emulato
                             input("w", "f64", "[2, 1, 2, 2, 2]"),
                         conv(R"(, "transposed": true, "stride": [2, 1, 2])", false), R"("y")"),
                   {{2, 1, 2}, {0, 0, 0}, {1, 1, 1}, 1, {0, 0, 0}}, 1e-12);
+  }
+}
+
+namespace {
+
+// Inline data for a constant of `n` values: a deterministic ramp around zero.
+std::string ramp(int64_t n, double step, double from) {
+  std::string s = "[";
+  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(from + step * (i % 17));
+  return s + "]";
+}
+
+std::string constant(const std::string& name, const std::string& dtype, const std::string& shape,
+                     int64_t n, double step, double from) {
+  return input(name, dtype, shape, R"(, "data": )" + ramp(n, step, from));
+}
+
+// The name of the constant the (one) product reads on its left.
+std::string scaled_weight(const Fusion& f) {
+  for (const Op& op : f.ops)
+    if (op.kind == OpKind::Matmul) {
+      const Value& w = f.value(op.args[0].value);
+      return w.is_constant() ? w.name : "not a constant";
+    }
+  return "no product";
+}
+
+int count_kind(const Fusion& f, OpKind kind) {
+  int n = 0;
+  for (const Op& op : f.ops) n += op.kind == kind;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("fold-batch-norm: an inference batch norm after a conv with constant weights is "
+          "folded into them",
+          "[conv][emulated]") {
+  // conv (constant weight and bias) -> (y - mean) * rsqrt(var + eps) * gamma + beta -> relu;
+  // `residual` adds the conv's result again, so that it has two readers.
+  auto bn_graph = [](const std::string& dtype, bool residual) {
+    return graph(input("x", dtype, R"(["N", 3, "H", "W"])") + ", " +
+                     constant("w", dtype, "[4, 3, 3, 3]", 108, 0.05, -0.4) + ", " +
+                     constant("cb", dtype, "[4]", 4, 0.1, -0.1) + ", " +
+                     constant("mean", dtype, "[4, 1, 1]", 4, 0.2, -0.3) + ", " +
+                     constant("var", dtype, "[4, 1, 1]", 4, 0.5, 0.25) + ", " +
+                     constant("gamma", dtype, "[4, 1, 1]", 4, 0.3, 0.7) + ", " +
+                     constant("beta", dtype, "[1, 4, 1, 1]", 4, -0.2, 0.1),
+                 std::string(R"({"op": "conv", "args": ["x", "w", "cb"], "padding": [1, 1],
+                                 "out": "c"},
+                    {"op": "sub", "args": ["c", "mean"], "out": "centered"},
+                    {"op": "add", "args": ["var", 1e-5], "out": "var_eps"},
+                    {"op": "rsqrt", "args": ["var_eps"], "out": "inv"},
+                    {"op": "mul", "args": ["centered", "inv"], "out": "normed"},
+                    {"op": "mul", "args": ["gamma", "normed"], "out": "scaled"},
+                    {"op": "add", "args": ["scaled", "beta"], "out": "bn"},
+                    {"op": "relu", "args": ["bn"], "out": "r"})") +
+                     (residual ? R"(, {"op": "add", "args": ["r", "c"], "out": "y"})" : ""),
+                 residual ? R"("y")" : R"("r")");
+  };
+  auto passed = [](const std::string& json) {
+    Fusion f = parse_text(json);
+    PassContext ctx;
+    run_presegmentation_passes(f, ctx);
+    return f;
+  };
+  const Bindings at = {{{"N", 1}, {"H", 5}, {"W", 6}}, {{"N", 2}, {"H", 9}, {"W", 4}}};
+  SECTION("f32 and bf16: one product and one bias add are left, and the plan matches eval") {
+    for (const char* dtype : {"f32", "bf16"}) {
+      INFO(dtype);
+      const std::string json = bn_graph(dtype, false);
+      Fusion f = passed(json);
+      CHECK(count_kind(f, OpKind::Matmul) == 1);
+      CHECK(count_kind(f, OpKind::Mul) == 0);
+      CHECK(count_kind(f, OpKind::Sub) == 0);
+      CHECK(count_kind(f, OpKind::Add) == 1);  // the conv's bias and beta - mean * scale
+      CHECK(scaled_weight(f) == "c_weight_bn");
+      CHECK_FALSE(f.find_value("w"));  // the unscaled weights are no longer in the package
+      check_graph(json, at, {false, false});
+    }
+  }
+  SECTION("a conv result read twice folds nothing") {
+    Fusion f = passed(bn_graph("f32", true));
+    CHECK(count_kind(f, OpKind::Mul) == 2);
+    CHECK(scaled_weight(f) == "c_weight");
+    check_graph(bn_graph("f32", true), at, {false, false});
   }
 }
