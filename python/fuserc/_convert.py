@@ -1,10 +1,14 @@
 """Owns turning three aligned traces (see _trace.py, _symbolic.py) into a fusion graph: inputs
-and symbols, each live ATen op through the table of _aten.py, in-place updates of inputs as
-aliased outputs, and the structure of what the function returns."""
+and symbols, each live ATen op through a table of ops (the `table` a Converter is given:
+_aten.convert), in-place updates of inputs as aliased outputs, and the structure of what the
+function returns.
+
+Imports go one way: export.py -> _aten.py -> _aten_shape.py / _aten_products.py -> this module
+(Context, Multi, Unsupported) -> _graph.py, _symbolic.py, _trace.py. The converter knows the
+table only as the function it is handed, so it imports none of the table's modules."""
 import torch
 import torch.utils._pytree as pytree
 
-from . import _aten
 from ._graph import GraphBuilder, Value
 from ._symbolic import Extent, resolve
 from ._trace import ExportError, user_location
@@ -178,7 +182,9 @@ class ReturnSpec:
 
 
 class Converter:
-    def __init__(self, traces, sizes, inputs, name, ranges):
+    def __init__(self, traces, sizes, inputs, name, ranges, table):
+        """`table(ctx)`: the value of one traced node (see _aten.convert)."""
+        self.table = table
         self.traces = traces
         self.sizes = sizes
         self.inputs = inputs
@@ -310,7 +316,7 @@ class Converter:
             if nodes[0] not in live:
                 continue
             ctx = Context(self, nodes)
-            result = _aten.convert(ctx)
+            result = self.table(ctx)
             self.values[nodes[0]] = result
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 base = nodes[0].args[0]

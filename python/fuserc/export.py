@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 
 from . import _capi
+from ._aten import convert as convert_node
 from ._convert import Converter
 from ._trace import ExportError, Input, default_tracer, input_names, trace
 from .package import Package
@@ -27,7 +28,7 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     if tracer not in ("export", "make_fx"):
         raise ValueError(f"fuserc.export: tracer must be 'export' or 'make_fx', not {tracer!r}")
     traces, sizes = trace(fn, inputs, dynamic, tracer)
-    return Converter(traces, sizes, inputs, name, ranges).run()
+    return Converter(traces, sizes, inputs, name, ranges, convert_node).run()
 
 
 def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None):
