@@ -207,14 +207,18 @@ def convert(ctx):  # noqa: C901 - one dispatch table
 
 
 def _constant(ctx):
+    """A tensor the trace holds as a constant: one the function closes over, a module's buffer
+    (or parameter, with constants="all"), a torch.tensor(...) literal. A one-element tensor that
+    is no named buffer is a `full`; any other is a constant input with its values (`data`)."""
     t = getattr(ctx.conv.traces[0].module, ctx.node.target)
-    if not isinstance(t, torch.Tensor) or t.numel() != 1:
-        ctx.fail(f"a tensor constant of shape {tuple(getattr(t, 'shape', ()))} in the function "
-                 "(pass it as an input)")
-    shape = [Extent(int(d)) for d in t.shape]
-    return Value(ctx.g.emit("full", [], ctx.base(), shape=[int(d) for d in t.shape],
-                            value=t.item() if t.dtype != torch.bool else bool(t.item()),
-                            dtype=t.dtype), t.dtype, shape)
+    if not isinstance(t, torch.Tensor):
+        ctx.fail(f"a constant of type {type(t).__name__}")
+    if t.numel() == 1 and id(t) not in ctx.conv.constant_names:
+        shape = [Extent(int(d)) for d in t.shape]
+        return Value(ctx.g.emit("full", [], ctx.base(), shape=[int(d) for d in t.shape],
+                                value=t.item() if t.dtype != torch.bool else bool(t.item()),
+                                dtype=t.dtype), t.dtype, shape)
+    return ctx.conv.constant(ctx, t, "const")
 
 
 def _convert_functional(ctx, name, overload, full):  # noqa: C901

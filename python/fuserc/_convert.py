@@ -182,9 +182,12 @@ class ReturnSpec:
 
 
 class Converter:
-    def __init__(self, traces, sizes, inputs, name, ranges, table):
-        """`table(ctx)`: the value of one traced node (see _aten.convert)."""
+    def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None):
+        """`table(ctx)`: the value of one traced node (see _aten.convert). `constant_names`:
+        id of a tensor the trace holds as a constant (a module's buffer) -> its graph name."""
         self.table = table
+        self.constant_names = constant_names or {}
+        self.constants = {}  # id of a constant tensor -> (tensor, Value)
         self.traces = traces
         self.sizes = sizes
         self.inputs = inputs
@@ -272,6 +275,21 @@ class Converter:
             return a
         ctx.fail(f"an argument of type {type(a).__name__}")
 
+    def constant(self, ctx, t, base):
+        """The graph input holding tensor `t`'s values (`data`), made once per tensor."""
+        hit = self.constants.get(id(t))
+        if hit is not None:
+            return hit[1]
+        from ._dtypes import NAME_OF
+        if t.dtype not in NAME_OF:
+            ctx.fail(f"a constant tensor of dtype {t.dtype}, which fuserc graphs do not have")
+        name = self.g.fresh(self.constant_names.get(id(t), base))
+        shape = [int(d) for d in t.shape]
+        self.g.add_constant(name, t.dtype, shape, t)
+        v = Value(name, t.dtype, [Extent(d) for d in shape])
+        self.constants[id(t)] = (t, v)  # keeps t alive, so its id stays its own
+        return v
+
     def lookup(self, node):
         """The value of a node now (after the in-place updates of its tensor so far)."""
         return self.current.get(self.root.get(node, node), self.values.get(node))
@@ -325,6 +343,13 @@ class Converter:
                     ctx.fail("updates a view of another tensor in place, which a fuserc graph "
                              "cannot express (update the whole tensor, or return the result)")
                 root = self.root.get(base, base)
+                if isinstance(root, torch.fx.Node) and root.op == "get_attr":
+                    t = getattr(A.module, root.target, None)
+                    what = self.constant_names.get(id(t))
+                    ctx.fail("updates " + (f"buffer {what!r}" if what else "a tensor") +
+                             " in place, which is not an input of the function (a module in "
+                             "training mode updating its running statistics? call .eval() "
+                             "first, or pass the tensor as an argument)")
                 self.root[nodes[0]] = root
                 self.current[root] = result
         return self._outputs()
