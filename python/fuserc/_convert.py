@@ -146,8 +146,10 @@ class Context:
         name = self.g.emit(op, args, self.base(), **attrs)
         return self.result(name)
 
-    def tmp(self, op, args, dtype, shape, **attrs):
-        return Value(self.g.emit(op, args, self.base(), **attrs), dtype, shape)
+    def tmp(self, op, args, dtype, value_shape, /, **attrs):
+        """An intermediate Value of `dtype` and `value_shape` (the op's own `shape` attribute,
+        for reshape or full, is among `attrs`)."""
+        return Value(self.g.emit(op, args, self.base(), **attrs), dtype, value_shape)
 
     def target(self, i=0):
         """The tensor an in-place op overwrites, which may be uninitialized (torch.empty)."""
