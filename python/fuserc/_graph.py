@@ -79,8 +79,11 @@ def _literal(v):
 
 def constant_data(t):
     """A tensor's values as the contract's `data`: nested lists in row-major order, with
-    "inf", "-inf" and "nan" for the floats JSON has no literal for."""
+    "inf", "-inf" and "nan" for the floats JSON has no literal for. A rank-0 tensor's value is
+    written as a list of one number (what fuserc reads)."""
     t = t.detach().to("cpu")
+    if t.dim() == 0:
+        t = t.reshape(1)
     if t.dtype.is_floating_point:
         values = t.double().tolist()
         if not bool(torch.isfinite(t).all()):

@@ -361,11 +361,24 @@ class ModuleTest(unittest.TestCase):
         table = torch.randn(5, 3)
 
         def lookup(idx):
-            return table[idx] * torch.tensor([1.0, 2.0, 3.0])
+            return table[idx] * torch.tensor([1.0, float("-inf"), float("nan")])
         g = fuserc.export(lookup, (torch.tensor([4, 0]),), dynamic={"idx": {0: "K"}})
         data = [i for i in g["inputs"] if "data" in i]
-        self.assertEqual([d["data"] for d in data], [table.tolist(), [1.0, 2.0, 3.0]])
+        self.assertEqual([d["data"] for d in data], [table.tolist(), [1.0, "-inf", "nan"]])
         self.assertEqual([i["name"] for i in g["inputs"] if "data" not in i], ["idx"])
+
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("scale", torch.tensor(2.5))
+
+            def forward(self, x):
+                return x * self.scale
+        m = Scaled()
+        pkg = fuserc.compile(m, (torch.randn(3),), arch=["sm_80"])
+        self.assertEqual(pkg.constants[0]["shape"], ())  # a rank-0 constant, written as [2.5]
+        x = torch.randn(4, 3)
+        torch.testing.assert_close(pkg(x[0]), m(x[0]))
 
 
 @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device: the CUDA paths run in "
