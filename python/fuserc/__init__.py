@@ -4,6 +4,9 @@ the package on tensors (CUDA tensors on the current stream; CPU tensors in fuser
     import fuserc
     pkg = fuserc.compile(fn, (x, w), dynamic={"x": {0: "N"}})
     y = pkg(x, w)
+
+    pkg = fuserc.compile(model, (x,), dynamic={"x": {0: "B", 1: "S"}})
+    y = pkg(x)  # an nn.Module: the package passes the module's current parameters itself
 """
 from ._capi import FusercError, find_executable, find_library
 from ._trace import ExportError

@@ -1,12 +1,13 @@
 """Owns the table from ATen ops to the contract's ops (docs/FUSION_FORMAT.md): elementwise ops,
 reductions, normalizations (softmax, layer norm) written with the contract's reductions, and
-in-place variants; views, shape ops, creation and random ops are in _aten_shape.py. convert(ctx)
+in-place variants; views, shape ops, creation and random ops are in _aten_shape.py, products,
+convolution and nll_loss in _aten_products.py. convert(ctx)
 returns the Value of one traced node (or a Multi / list for ops with several results)."""
 import operator
 
 import torch
 
-from . import _aten_shape, _convert
+from . import _aten_products, _aten_shape, _convert
 from ._graph import Value, result_type
 from ._symbolic import Extent
 
@@ -30,9 +31,15 @@ _VIEWS = {"alias", "detach", "view", "_unsafe_view", "reshape", "expand", "permu
           "transpose", "t", "unsqueeze", "squeeze", "slice", "select", "narrow", "split",
           "split_with_sizes", "chunk", "unbind", "as_strided", "diagonal", "view_as",
           "expand_as", "alias_copy"}
-_MATMUL = {"mm", "bmm", "addmm", "matmul", "linear", "baddbmm", "addbmm", "convolution",
-           "_convolution", "conv2d", "einsum", "dot", "mv", "addmv", "scaled_dot_product_attention",
-           "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention"}
+# Products the table does not express yet (the rest are in _aten_products.py).
+_UNSUPPORTED_PRODUCTS = {"einsum", "scaled_dot_product_attention",
+                         "_scaled_dot_product_flash_attention",
+                         "_scaled_dot_product_efficient_attention",
+                         "_scaled_dot_product_flash_attention_for_cpu", "slow_conv_transpose2d",
+                         "slow_conv3d", "_nnpack_spatial_convolution", "cudnn_convolution",
+                         "mkldnn_convolution", "tensordot", "kron", "chain_matmul",
+                         "linalg_multi_dot", "outer", "ger", "addr", "nll_loss_nd",
+                         "nll_loss2d"}
 _HALF = (torch.float16, torch.bfloat16)
 _F32 = torch.float32
 
@@ -207,21 +214,27 @@ def convert(ctx):  # noqa: C901 - one dispatch table
 
 
 def _constant(ctx):
+    """A tensor the trace holds as a constant: one the function closes over, a module's buffer
+    (or parameter, with constants="all"), a torch.tensor(...) literal. A one-element tensor that
+    is no named buffer is a `full`; any other is a constant input with its values (`data`)."""
     t = getattr(ctx.conv.traces[0].module, ctx.node.target)
-    if not isinstance(t, torch.Tensor) or t.numel() != 1:
-        ctx.fail(f"a tensor constant of shape {tuple(getattr(t, 'shape', ()))} in the function "
-                 "(pass it as an input)")
-    shape = [Extent(int(d)) for d in t.shape]
-    return Value(ctx.g.emit("full", [], ctx.base(), shape=[int(d) for d in t.shape],
-                            value=t.item() if t.dtype != torch.bool else bool(t.item()),
-                            dtype=t.dtype), t.dtype, shape)
+    if not isinstance(t, torch.Tensor):
+        ctx.fail(f"a constant of type {type(t).__name__}")
+    if t.numel() == 1 and id(t) not in ctx.conv.constant_names:
+        shape = [Extent(int(d)) for d in t.shape]
+        return Value(ctx.g.emit("full", [], ctx.base(), shape=[int(d) for d in t.shape],
+                                value=t.item() if t.dtype != torch.bool else bool(t.item()),
+                                dtype=t.dtype), t.dtype, shape)
+    return ctx.conv.constant(ctx, t, "const")
 
 
 def _convert_functional(ctx, name, overload, full):  # noqa: C901
     g = ctx.g
-    if name in _MATMUL:
-        raise ctx.unsupported("matrix products are reserved in the contract and not supported "
-                              "yet: keep them outside the exported function")
+    r = _aten_products.convert(ctx, name, overload)
+    if r is not None:
+        return r
+    if name in _UNSUPPORTED_PRODUCTS:
+        raise ctx.unsupported("not supported yet: keep it outside the exported function")
     name = _UNARY_ALIASES.get(name, _BINARY_ALIASES.get(name, name))
     if name in _UNARY:
         return ctx.emit(name, [ctx.tensor(0)])

@@ -1,10 +1,14 @@
 """Owns turning three aligned traces (see _trace.py, _symbolic.py) into a fusion graph: inputs
-and symbols, each live ATen op through the table of _aten.py, in-place updates of inputs as
-aliased outputs, and the structure of what the function returns."""
+and symbols, each live ATen op through a table of ops (the `table` a Converter is given:
+_aten.convert), in-place updates of inputs as aliased outputs, and the structure of what the
+function returns.
+
+Imports go one way: export.py -> _aten.py -> _aten_shape.py / _aten_products.py -> this module
+(Context, Multi, Unsupported) -> _graph.py, _symbolic.py, _trace.py. The converter knows the
+table only as the function it is handed, so it imports none of the table's modules."""
 import torch
 import torch.utils._pytree as pytree
 
-from . import _aten
 from ._graph import GraphBuilder, Value
 from ._symbolic import Extent, resolve
 from ._trace import ExportError, user_location
@@ -142,8 +146,10 @@ class Context:
         name = self.g.emit(op, args, self.base(), **attrs)
         return self.result(name)
 
-    def tmp(self, op, args, dtype, shape, **attrs):
-        return Value(self.g.emit(op, args, self.base(), **attrs), dtype, shape)
+    def tmp(self, op, args, dtype, value_shape, /, **attrs):
+        """An intermediate Value of `dtype` and `value_shape` (the op's own `shape` attribute,
+        for reshape or full, is among `attrs`)."""
+        return Value(self.g.emit(op, args, self.base(), **attrs), dtype, value_shape)
 
     def target(self, i=0):
         """The tensor an in-place op overwrites, which may be uninitialized (torch.empty)."""
@@ -178,7 +184,12 @@ class ReturnSpec:
 
 
 class Converter:
-    def __init__(self, traces, sizes, inputs, name, ranges):
+    def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None):
+        """`table(ctx)`: the value of one traced node (see _aten.convert). `constant_names`:
+        id of a tensor the trace holds as a constant (a module's buffer) -> its graph name."""
+        self.table = table
+        self.constant_names = constant_names or {}
+        self.constants = {}  # id of a constant tensor -> (tensor, Value)
         self.traces = traces
         self.sizes = sizes
         self.inputs = inputs
@@ -266,6 +277,21 @@ class Converter:
             return a
         ctx.fail(f"an argument of type {type(a).__name__}")
 
+    def constant(self, ctx, t, base):
+        """The graph input holding tensor `t`'s values (`data`), made once per tensor."""
+        hit = self.constants.get(id(t))
+        if hit is not None:
+            return hit[1]
+        from ._dtypes import NAME_OF
+        if t.dtype not in NAME_OF:
+            ctx.fail(f"a constant tensor of dtype {t.dtype}, which fuserc graphs do not have")
+        name = self.g.fresh(self.constant_names.get(id(t), base))
+        shape = [int(d) for d in t.shape]
+        self.g.add_constant(name, t.dtype, shape, t)
+        v = Value(name, t.dtype, [Extent(d) for d in shape])
+        self.constants[id(t)] = (t, v)  # keeps t alive, so its id stays its own
+        return v
+
     def lookup(self, node):
         """The value of a node now (after the in-place updates of its tensor so far)."""
         return self.current.get(self.root.get(node, node), self.values.get(node))
@@ -310,7 +336,7 @@ class Converter:
             if nodes[0] not in live:
                 continue
             ctx = Context(self, nodes)
-            result = _aten.convert(ctx)
+            result = self.table(ctx)
             self.values[nodes[0]] = result
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 base = nodes[0].args[0]
@@ -319,6 +345,13 @@ class Converter:
                     ctx.fail("updates a view of another tensor in place, which a fuserc graph "
                              "cannot express (update the whole tensor, or return the result)")
                 root = self.root.get(base, base)
+                if isinstance(root, torch.fx.Node) and root.op == "get_attr":
+                    t = getattr(A.module, root.target, None)
+                    what = self.constant_names.get(id(t))
+                    ctx.fail("updates " + (f"buffer {what!r}" if what else "a tensor") +
+                             " in place, which is not an input of the function (a module in "
+                             "training mode updating its running statistics? call .eval() "
+                             "first, or pass the tensor as an argument)")
                 self.root[nodes[0]] = root
                 self.current[root] = result
         return self._outputs()

@@ -77,6 +77,26 @@ def _literal(v):
     return v
 
 
+def constant_data(t):
+    """A tensor's values as the contract's `data`: nested lists in row-major order, with
+    "inf", "-inf" and "nan" for the floats JSON has no literal for. A rank-0 tensor's value is
+    written as a list of one number (what fuserc reads)."""
+    t = t.detach().to("cpu")
+    if t.dim() == 0:
+        t = t.reshape(1)
+    if t.dtype.is_floating_point:
+        values = t.double().tolist()
+        if not bool(torch.isfinite(t).all()):
+            def fix(v):
+                if isinstance(v, list):
+                    return [fix(x) for x in v]
+                return v if math.isfinite(v) else \
+                    "nan" if math.isnan(v) else "inf" if v > 0 else "-inf"
+            values = fix(values)
+        return values
+    return t.tolist()
+
+
 class GraphBuilder:
     def __init__(self, name):
         self.name = name
@@ -108,6 +128,11 @@ class GraphBuilder:
             entry["shape"] = shape
         self.inputs.append(entry)
 
+    def add_constant(self, name, dtype, shape, tensor):
+        """A constant input (`data`) of `name` (already made by fresh)."""
+        self.inputs.append({"name": name, "dtype": NAME_OF[dtype], "shape": list(shape),
+                            "data": constant_data(tensor)})
+
     def emit(self, op, args, base, outs=1, **attrs):
         """Appends an op; returns its result name (or names when outs > 1)."""
         names = [self.fresh(base if outs == 1 else f"{base}_{k}") for k in range(outs)]
@@ -131,7 +156,19 @@ class GraphBuilder:
                 if isinstance(out, list) else out
         return new
 
+    def prune(self, outputs):
+        """Drops the ops no output needs (a transpose that a linear absorbed)."""
+        needed = set(outputs)
+        kept = []
+        for op in reversed(self.ops):
+            outs = op["out"] if isinstance(op["out"], list) else [op["out"]]
+            if any(o in needed for o in outs):
+                kept.append(op)
+                needed.update(a for a in op["args"] if isinstance(a, str))
+        self.ops = kept[::-1]
+
     def document(self, outputs, aliases):
+        self.prune(list(outputs) + list(aliases))
         doc = {"fuserc": 1, "name": self.name}
         if self.symbols:
             doc["symbols"] = self.symbols

@@ -16,6 +16,16 @@ PRIMES_C = [47, 53, 59, 61, 67, 71, 73, 79, 83, 89]
 MAX_FACTORS = 3
 
 
+def primes_below(n):
+    """The primes below n, ascending."""
+    sieve = [True] * max(n, 2)
+    sieve[0] = sieve[1] = False
+    for k in range(2, int(n ** 0.5) + 1):
+        if sieve[k]:
+            sieve[k * k::k] = [False] * len(sieve[k * k::k])
+    return [k for k in range(n) if sieve[k]]
+
+
 class Extent:
     """`coeff * prod(symbols) + offset`, with `symbols` a sorted tuple of names (repeats for
     powers); offset is non-zero only for a single symbol with coefficient 1."""

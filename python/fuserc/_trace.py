@@ -30,9 +30,10 @@ class Input:
     """One argument of the traced function: `name`, `kind` ("tensor" or "scalar"), and the
     example value."""
 
-    def __init__(self, name, value):
+    def __init__(self, name, value, parameter=None):
         self.name = name
         self.value = value
+        self.parameter = parameter  # a module parameter's qualified name, or None
         if isinstance(value, torch.Tensor):
             self.kind = "tensor"
         elif isinstance(value, (bool, int, float)):
@@ -118,7 +119,7 @@ def _inputs_at(inputs, dynamic, sizes, k):
             out.append(torch.tensor(v, dtype=i.scalar_dtype))
             continue
         t = i.value
-        if k == 0:
+        if k == 0 or i.parameter is not None:  # parameters keep their (fixed) shape
             out.append(t)
             continue
         shape = list(t.shape)
@@ -131,13 +132,38 @@ def _inputs_at(inputs, dynamic, sizes, k):
     return out
 
 
-def trace(fn, inputs, dynamic, tracer):
+def _trace_sizes(base, ranges):
+    """The symbol values of traces B and C: _symbolic's primes, or where `ranges` bounds a
+    symbol, other primes (else other integers) inside its range; all distinct."""
+    names = sorted(base)
+    used = set()
+    b, c = {}, {}
+    for j, s in enumerate(names):
+        lo, hi = (ranges or {}).get(s, (None, None))
+        lo = 1 if lo is None else int(lo)
+        picked = []
+
+        def take(v):
+            if (hi is None or v <= hi) and v >= lo and v not in used and v != base[s] and \
+                    v not in picked and len(picked) < 2:
+                picked.append(v)
+        take(_symbolic.PRIMES_B[j])
+        take(_symbolic.PRIMES_C[j])
+        if len(picked) < 2 and hi is not None:
+            for v in _symbolic.primes_below(int(hi) + 1)[::-1] + list(range(int(hi), lo - 1, -1)):
+                take(v)
+        if len(picked) < 2:
+            raise ExportError(f"fuserc.export: the range of symbol {s!r} leaves too few sizes "
+                              "to trace at (fuserc traces at two more sizes of each symbol)")
+        used.update(picked)
+        b[s], c[s] = picked
+    return [base, b, c]
+
+
+def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None):
     """Three Traces of fn and the symbol values of each (a list of dicts)."""
     base = _symbol_values(inputs, dynamic)
-    names = sorted(base)
-    sizes = [base,
-             {s: _symbolic.PRIMES_B[j] for j, s in enumerate(names)},
-             {s: _symbolic.PRIMES_C[j] for j, s in enumerate(names)}]
+    sizes = _trace_sizes(base, ranges)
     traces = []
     for k, sz in enumerate(sizes):
         args = _inputs_at(inputs, dynamic, sz, k)
@@ -155,9 +181,10 @@ def trace(fn, inputs, dynamic, tracer):
             else:
                 why = f"{type(e).__name__}: {text}"
                 if k:
-                    why += " (fuserc needs it to work for every value of its symbols)"
+                    why += (" (fuserc traces at other sizes of the symbols to learn how sizes "
+                            "depend on them; if only some sizes work, say which with ranges=)")
             where = _innermost_user_frame(traceback.extract_tb(e.__traceback__))
-            raise ExportError(f"fuserc.export: tracing the function{' at ' + at if k else ''} "
+            raise ExportError(f"fuserc.export: tracing {what}{' at ' + at if k else ''} "
                               f"failed: {why}" + (f"\n  from {where}" if where else "")) from e
     return traces, sizes
 
@@ -184,6 +211,42 @@ def _wrap(fn):
     return _fuserc_call_user_function
 
 
+class _FakeConstants:
+    """While make_fx traces with fake tensors: a real tensor that no input carries (one the
+    function closes over, a module's buffer) is made fake where an op meets it, instead of
+    PyTorch 1.13's "Invoking operators with non-Fake Tensor inputs in FakeTensorMode is not yet
+    supported"; the trace keeps it as a get_attr constant, which the converter writes into the
+    graph (`data`). Newer PyTorch (torch.export) lifts such tensors itself."""
+
+    def __enter__(self):
+        self.cls = None
+        try:
+            from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+        except ImportError:
+            return self
+        original = FakeTensorMode.__dict__.get("__torch_dispatch__")
+        if original is None or not hasattr(FakeTensorMode, "check_for_non_fake"):
+            return self
+
+        def dispatch(mode, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func not in mode.lift_fns:
+                def fake(t):
+                    if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor) and \
+                            t.device.type != "meta":
+                        return mode.fake_tensor_converter(mode, t)
+                    return t
+                args, kwargs = pytree.tree_map(fake, (tuple(args), kwargs))
+            return original(mode, func, types, args, kwargs)
+        self.cls, self.original = FakeTensorMode, original
+        FakeTensorMode.__torch_dispatch__ = dispatch
+        return self
+
+    def __exit__(self, *exc):
+        if self.cls is not None:
+            self.cls.__torch_dispatch__ = self.original
+
+
 def _trace_make_fx(fn, args):
     from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
     kwargs = {"decomposition_table": _decompositions(), "tracing_mode": "fake"}
@@ -193,7 +256,8 @@ def _trace_make_fx(fn, args):
     old = PythonKeyTracer.__dict__.get("record_stack_traces")
     PythonKeyTracer.record_stack_traces = True
     try:
-        gm = make_fx(_wrap(fn), **kwargs)(*args)
+        with _FakeConstants():
+            gm = make_fx(_wrap(fn), **kwargs)(*args)
     finally:
         if old is None:
             del PythonKeyTracer.record_stack_traces

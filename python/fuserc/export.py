@@ -6,18 +6,51 @@ import re
 import subprocess
 import tempfile
 
-from . import _capi
+import torch
+
+from . import _capi, _module
+from ._aten import convert as convert_node
 from ._convert import Converter
 from ._trace import ExportError, Input, default_tracer, input_names, trace
 from .package import Package
 
 
-def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None):
+class ExportedGraph(dict):
+    """The fusion graph (a dict of the contract: json.dump it) with what a package made from it
+    needs besides: `parameters` (graph input name -> the module parameter's qualified name, for
+    a module's parameters, which the caller need not pass) and `constants` (graph name of a
+    tensor embedded as `data` -> its qualified name, for a module's buffers, and its parameters
+    with constants="all")."""
+
+    def __init__(self, doc, parameters=None, constants=None):
+        super().__init__(doc)
+        self.parameters = dict(parameters or {})
+        self.constants = dict(constants or {})
+
+
+def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,
+            constants=None):
     if not callable(fn):
-        raise TypeError("fuserc.export: fn must be callable")
+        raise TypeError("fuserc.export: fn must be callable (a function or an nn.Module)")
+    if isinstance(example_inputs, (torch.Tensor, bool, int, float)):
+        example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
-    names = input_names(fn, len(example_inputs))
-    inputs = [Input(n, v) for n, v in zip(names, example_inputs)]
+    module = None
+    if isinstance(fn, torch.nn.Module):
+        module = _module.ModuleExport(fn, len(example_inputs), constants)
+        names = module.names
+        inputs = [Input(n, v) for n, v in zip(names, example_inputs)]
+        inputs += [Input(n, t.detach(), parameter=quals[0])
+                   for n, t, quals in module.parameters]
+        traced, what = module.fn, f"{type(fn).__name__}.forward"
+        if name is None:
+            name = type(fn).__name__
+    else:
+        if constants not in (None, "buffers", "all"):
+            raise ValueError(f"fuserc.export: constants must be None or 'all', not {constants!r}")
+        names = input_names(fn, len(example_inputs))
+        inputs = [Input(n, v) for n, v in zip(names, example_inputs)]
+        traced, what = fn, "the function"
     if name is None:
         name = getattr(fn, "__name__", "graph")
     name = re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -26,28 +59,44 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     tracer = tracer or default_tracer()
     if tracer not in ("export", "make_fx"):
         raise ValueError(f"fuserc.export: tracer must be 'export' or 'make_fx', not {tracer!r}")
-    traces, sizes = trace(fn, inputs, dynamic, tracer)
-    return Converter(traces, sizes, inputs, name, ranges).run()
+    traces, sizes = trace(traced, inputs, dynamic, tracer, what, ranges)
+    graph, returns = Converter(traces, sizes, inputs, name, ranges, convert_node,
+                               module.constant_names if module else None).run()
+    used = {i["name"] for i in graph["inputs"]}
+    graph = ExportedGraph(
+        graph, {i.name: i.parameter for i in inputs if i.parameter is not None},
+        {n: q for n, q in (module.constants.items() if module else ()) if n in used})
+    return graph, returns
 
 
-def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None):
+def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,
+           constants=None):
     """Traces `fn` on `example_inputs` (tensors and numbers; numbers become scalar inputs) and
     returns the fusion graph (a dict of the contract, json.dump it to a file for `fuserc
     compile`). `dynamic` names symbolic extents per input: {"x": {0: "N"}}; every other extent
     is fixed. `ranges` gives a symbol's [min, max]: {"N": (1, 65536)}. `tracer`: "export"
     (torch.export, the default where PyTorch has it) or "make_fx". Raises ExportError naming
-    the first op that a fuserc graph cannot express and the line of `fn` it came from."""
-    return _export(fn, example_inputs, dynamic, name, ranges, tracer)[0]
+    the first op that a fuserc graph cannot express and the line of `fn` it came from.
+
+    `fn` may be an nn.Module: its forward is traced, the inputs are named after forward's
+    parameters, and the module's parameters become graph inputs named after their qualified
+    names (`blocks.0.attn.weight` -> `blocks_0_attn_weight`; the returned graph's `parameters`
+    maps them back); buffers, and tensors a function closes over, become constants (`data`).
+    `constants="all"` embeds the parameters as constants too (the package then ignores later
+    changes to them)."""
+    return _export(fn, example_inputs, dynamic, name, ranges, tracer, constants)[0]
 
 
 def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=None, arch=None,
-            output=None, tracer=None, jobs=None):
+            output=None, tracer=None, jobs=None, constants=None):
     """Compiles a function (exported first, as by fuserc.export) or a graph (a dict, or the path
     of a JSON file) with the `fuserc` executable and loads the package. `arch`: architectures,
     e.g. ["sm_80", "sm_90"] (the compiler's default otherwise); `output`: where the package is
     written (default: a temporary directory kept for the process). A package compiled from a
-    function returns what the function returns (inputs it updates in place are updated)."""
+    function returns what the function returns (inputs it updates in place are updated). One
+    compiled from an nn.Module passes the module's current parameters itself: `pkg(x)`."""
     returns = None
+    module = None
     if isinstance(fn_or_graph, dict):
         graph = fn_or_graph
     elif isinstance(fn_or_graph, (str, os.PathLike)):
@@ -56,7 +105,10 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
     else:
         if example_inputs is None:
             raise TypeError("fuserc.compile: a function needs example_inputs")
-        graph, returns = _export(fn_or_graph, example_inputs, dynamic, name, ranges, tracer)
+        graph, returns = _export(fn_or_graph, example_inputs, dynamic, name, ranges, tracer,
+                                 constants)
+        if isinstance(fn_or_graph, torch.nn.Module):
+            module = fn_or_graph
     exe = _capi.find_executable(_capi.lib().path)
     work = tempfile.mkdtemp(prefix="fuserc_")
     graph_path = os.path.join(work, f"{graph.get('name', 'graph')}.json")
@@ -73,4 +125,5 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
         msg = (r.stderr or r.stdout).strip()
         raise ExportError(f"fuserc compile failed (exit {r.returncode}; the graph is "
                           f"{graph_path}):\n{msg}")
-    return Package(output, returns=returns)
+    return Package(output, returns=returns, module=module,
+                   parameters=getattr(graph, "parameters", None))

@@ -107,11 +107,16 @@ class _Handle:
 class Package:
     """A compiled package, callable on torch tensors (see the module's documentation)."""
 
-    def __init__(self, path, returns=None):
+    def __init__(self, path, returns=None, module=None, parameters=None):
         """`returns`: how the outputs map to what the traced function returned (set by
-        fuserc.compile): None returns every output (one as a tensor, several as a tuple)."""
+        fuserc.compile): None returns every output (one as a tensor, several as a tuple).
+        `module`: an nn.Module whose parameters feed the inputs of `parameters` (graph input
+        name -> qualified name; by default every input named as fuserc.export names a
+        parameter of the module) on each call, read afresh, so that the caller passes only
+        forward's arguments."""
         self.path = str(path)
         self._returns = returns
+        self.module = module
         self._handles = {}
         meta = self._handle(None)
         l = lib()
@@ -148,6 +153,17 @@ class Package:
             self._same_as.append(first.setdefault(s.name, j) if s.in_place_of < 0 and
                                  s.source_input < 0 else j)
         self._rng = [self._input_index.get(RNG_SEED), self._input_index.get(RNG_OFFSET)]
+        if parameters is None and module is not None:
+            from ._module import identifier, tensors_by_identity
+            parameters = {}
+            for _, quals in tensors_by_identity(module, "parameters"):
+                if identifier(quals[0]) in self._input_index:
+                    parameters[identifier(quals[0])] = quals[0]
+        self.parameters = dict(parameters or {})
+        unknown = [n for n in self.parameters if n not in self._input_index]
+        if unknown:
+            raise ValueError(f"{self.name}: parameters name {unknown[0]!r}, which is no input "
+                             f"(inputs: {', '.join(s.name for s in self.inputs)})")
 
     def __repr__(self):
         return (f"fuserc.Package({self.path!r}: ({', '.join(map(repr, self.inputs))}) -> "
@@ -207,12 +223,24 @@ class Package:
                 raise TypeError(f"{self.name}: input {name!r} given twice")
             values[i] = v
         for i, v in enumerate(values):
-            if v is None:
+            if v is None and self.module is not None and inputs[i].name in self.parameters:
+                values[i] = self._parameter(inputs[i].name)
+            elif v is None:
                 if i in self._rng:
                     values[i] = _draw_seed() if i == self._rng[0] else 0
                 else:
                     raise TypeError(f"{self.name}: missing input {inputs[i].name!r}")
         return values
+
+    def _parameter(self, name):
+        """The module's parameter for input `name`, as it is now."""
+        qual = self.parameters[name]
+        try:
+            t = self.module.get_parameter(qual)
+        except AttributeError as e:
+            raise TypeError(f"{self.name}: input {name!r} is the module's parameter {qual!r}, "
+                            f"which it no longer has ({e})") from None
+        return t.detach()
 
     def __call__(self, *args, out=None, **kwargs):
         values = self._arrange(args, kwargs)
@@ -382,6 +410,7 @@ def _scalar_value(v, spec, package):
     return torch.tensor(v, dtype=spec.torch_dtype)  # f16 / bf16: rounded by torch
 
 
-def load(path, returns=None):
-    """Loads a package written by `fuserc compile` (or fuserc.compile)."""
-    return Package(path, returns=returns)
+def load(path, returns=None, module=None, parameters=None):
+    """Loads a package written by `fuserc compile` (or fuserc.compile). With `module`, the
+    package passes the module's parameters itself (see Package)."""
+    return Package(path, returns=returns, module=module, parameters=parameters)

@@ -44,6 +44,25 @@ def views_and_shapes(x, idx, y):
             x.to(torch.bfloat16).float() - x)
 
 
+def products(x, w, b, idx, tgt, img, cw, cb, lw):
+    xt = x.transpose(1, 2)
+    bmm = torch.bmm(x, xt) + torch.baddbmm(x @ xt, x, xt, beta=0.5, alpha=2)
+    lin = F.linear(x, w, b[:6]) + F.linear(x, w)
+    addmm = torch.addmm(b[:6], x[0], w.t(), beta=0.0, alpha=3.0) + \
+        torch.addmm(b[:6], x[0], w.t()) + x[1] @ w.t()
+    conv = F.conv2d(img, cw, cb, stride=2, padding=1, groups=2)
+    losses = (F.cross_entropy(w, tgt, ignore_index=1),
+              F.cross_entropy(w, tgt, reduction="none", weight=lw),
+              F.cross_entropy(w, tgt, reduction="sum"))
+    return (F.embedding(idx, w), bmm, lin, addmm, conv, x[0] @ x[0, 0], x[0, 0] @ x[0, 1]) + \
+        losses
+
+
+PRODUCT_ARGS = (torch.randn(2, 3, 4), torch.randn(6, 4), torch.randn(8),
+                torch.tensor([[1, 2], [0, 5]]), torch.tensor([1, 2, 3, 0, 1, 2]),
+                torch.randn(1, 4, 5, 5), torch.randn(4, 2, 3, 3), torch.randn(4), torch.rand(4))
+
+
 class ExportTest(unittest.TestCase):
     def test_graphs_are_contract_files_the_cli_compiles(self):
         work = tempfile.mkdtemp(prefix="fuserc_export_")
@@ -91,12 +110,52 @@ class ExportTest(unittest.TestCase):
         self.assertIn(line_of(running_total, "torch.cumsum") + " in running_total: "
                       "return torch.cumsum(y, dim=-1)", msg)
 
-    def test_refuses_matrix_products(self):
-        def proj(x, w):
-            return torch.relu(x @ w)
-        with self.assertRaisesRegex(fuserc.ExportError, "cannot express aten.mm.default "
-                                    r"\(matrix products are reserved"):
-            fuserc.export(proj, (torch.randn(4, 4), torch.randn(4, 4)))
+    def test_products_convolution_embedding_and_cross_entropy(self):
+        g = fuserc.export(products, PRODUCT_ARGS, dynamic={"x": {0: "B"}})
+        ops = [op["op"] for op in g["ops"]]
+        self.assertEqual(ops.count("linear"), 5)  # F.linear twice, addmm + x @ w.t() thrice
+        self.assertEqual(ops.count("matmul"), 5)  # bmm, baddbmm, x @ x^T, matrix @ vector, dot
+        self.assertEqual(ops.count("conv"), 1)
+        self.assertEqual(ops.count("gather"), 3)  # one per cross_entropy
+        self.assertIn("index_select", ops)  # the embedding
+        conv = next(op for op in g["ops"] if op["op"] == "conv")
+        self.assertEqual((conv["stride"], conv["padding"], conv["groups"]), ([2, 2], [1, 1], 2))
+        linears = [op for op in g["ops"] if op["op"] == "linear"]
+        self.assertTrue(all(op["args"][1] == "w" for op in linears))  # no transposed copy of w
+        self.assertNotIn("permute", [op["op"] for op in g["ops"]
+                                     if op["out"] in {a for lin in linears for a in lin["args"]}])
+        pkg = fuserc.compile(products, PRODUCT_ARGS, dynamic={"x": {0: "B"}}, arch=["sm_80"],
+                             ranges={"B": (2, 64)})  # x[1] needs B >= 2
+        for b in (2, 3):
+            args = (torch.randn(b, 3, 4),) + PRODUCT_ARGS[1:]
+            got, want = pkg(*args), products(*args)
+            for n, (g_, w_) in enumerate(zip(got, want)):
+                torch.testing.assert_close(g_, w_, msg=f"output {n} at B={b}")
+
+    def test_refuses_transposed_convolution_in_one_line(self):
+        def up(x, w):
+            return F.conv_transpose2d(x, w, stride=2)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(up, (torch.randn(1, 2, 4, 4), torch.randn(2, 3, 3, 3)))
+        first = str(e.exception).splitlines()[0]
+        self.assertIn("transposed convolution (conv_transpose): the fuserc compiler does not "
+                      "support it yet", first)
+        self.assertIn(line_of(up, "conv_transpose2d"), str(e.exception))
+
+    def test_imports_go_one_way(self):
+        import ast
+        pkg_dir = os.path.dirname(fuserc.__file__)
+        layers = ["export", "_module", "_aten", "_aten_products", "_aten_shape", "_convert",
+                  "_trace", "_graph", "_symbolic"]
+        for k, mod in enumerate(layers):
+            with open(os.path.join(pkg_dir, mod + ".py")) as f:
+                tree = ast.parse(f.read())
+            imported = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    imported |= {node.module} if node.module else {a.name for a in node.names}
+            above = set(layers[:k + 1])
+            self.assertFalse(imported & above, f"{mod} imports {imported & above}")
 
     def test_refuses_numbers_that_depend_on_sizes_or_scalars(self):
         def scaled(x):

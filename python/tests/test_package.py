@@ -198,6 +198,189 @@ class ShapesAndConstantsTest(unittest.TestCase):
             self.pkg(torch.randn(8, 2), 2, c=torch.zeros(2))
 
 
+class RMSNorm(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = torch.nn.Parameter(1 + 0.1 * torch.randn(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+class Block(torch.nn.Module):
+    """Parameters (an RMSNorm's weight, a Linear's weight and bias) and a causal-mask buffer
+    sliced by the sequence length."""
+
+    def __init__(self, d=8, max_len=16):
+        super().__init__()
+        self.norm = RMSNorm(d)
+        self.proj = torch.nn.Linear(d, d)
+        self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)))
+
+    def forward(self, x):
+        s = x.shape[1]
+        h = self.proj(self.norm(x))
+        scores = (h @ h.transpose(1, 2)).masked_fill(~self.causal[:s, :s], float("-inf"))
+        return torch.softmax(scores, dim=-1) @ x
+
+
+class ModuleTest(unittest.TestCase):
+    DYN = {"x": {0: "B", 1: "S"}}
+    RANGES = {"S": (1, 16)}  # the mask has 16 rows
+
+    def test_parameters_are_inputs_the_package_passes_itself(self):
+        torch.manual_seed(0)
+        m = Block()
+        x = torch.randn(2, 5, 8)
+        g = fuserc.export(m, (x,), dynamic=self.DYN, ranges=self.RANGES)
+        inputs = {i["name"]: i for i in g["inputs"]}
+        self.assertEqual(list(inputs), ["x", "norm_weight", "proj_weight", "proj_bias",
+                                        "causal"])
+        self.assertEqual(inputs["x"]["shape"], ["B", "S", 8])
+        self.assertEqual(g.parameters, {"norm_weight": "norm.weight",
+                                        "proj_weight": "proj.weight", "proj_bias": "proj.bias"})
+        self.assertNotIn("data", inputs["proj_weight"])
+        self.assertEqual(inputs["causal"]["data"], m.causal.tolist())  # the buffer: a constant
+        self.assertEqual(g.constants, {"causal": "causal"})
+        self.assertIn("linear", [op["op"] for op in g["ops"]])
+
+        pkg = fuserc.compile(m, (x,), dynamic=self.DYN, ranges=self.RANGES, arch=["sm_80"])
+        self.assertEqual([s.name for s in pkg.inputs],
+                         ["x", "norm_weight", "proj_weight", "proj_bias"])
+        self.assertEqual([c["name"] for c in pkg.constants], ["causal"])
+        for b, s in ((2, 5), (3, 16), (1, 1)):
+            x = torch.randn(b, s, 8)
+            torch.testing.assert_close(pkg(x), m(x), msg=f"B={b}, S={s}")
+        # The module's weights as they are at each call: updated in place, or replaced.
+        x = torch.randn(2, 7, 8)
+        before = pkg(x)
+        with torch.no_grad():
+            m.proj.weight.mul_(-2.0)
+        after = pkg(x)
+        torch.testing.assert_close(after, m(x))
+        self.assertFalse(torch.allclose(before, after))
+        m.norm.weight = torch.nn.Parameter(torch.full((8,), 0.5))
+        torch.testing.assert_close(pkg(x), m(x))
+        # A parameter may still be given by name (it wins over the module's).
+        w = torch.zeros(8, 8)
+        torch.testing.assert_close(pkg(x, proj_weight=w),
+                                   torch.func.functional_call(m, {"proj.weight": w}, (x,))
+                                   if hasattr(torch, "func") else
+                                   torch.nn.utils.stateless.functional_call(
+                                       m, {"proj.weight": w}, (x,)))
+
+    def test_constants_all_embeds_the_parameters(self):
+        torch.manual_seed(1)
+        m = Block()
+        x = torch.randn(2, 6, 8)
+        g = fuserc.export(m, (x,), dynamic=self.DYN, ranges=self.RANGES, constants="all")
+        self.assertEqual([i["name"] for i in g["inputs"] if "data" not in i], ["x"])
+        self.assertEqual(g.parameters, {})
+        self.assertEqual(g.constants, {"norm_weight": "norm.weight", "proj_weight": "proj.weight",
+                                       "proj_bias": "proj.bias", "causal": "causal"})
+        w = next(i for i in g["inputs"] if i["name"] == "proj_weight")
+        self.assertEqual(w["data"], m.proj.weight.tolist())
+        pkg = fuserc.compile(m, (x,), dynamic=self.DYN, ranges=self.RANGES, constants="all",
+                             arch=["sm_80"])
+        self.assertEqual([s.name for s in pkg.inputs], ["x"])
+        want = m(x)
+        torch.testing.assert_close(pkg(x), want)
+        with torch.no_grad():
+            m.proj.weight.zero_()
+        torch.testing.assert_close(pkg(x), want)  # frozen: the package's own copy
+
+    def test_names_of_nested_and_tied_parameters(self):
+        class Attn(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c_attn = torch.nn.Linear(4, 4, bias=False)
+
+            def forward(self, x):
+                return self.c_attn(x)
+
+        class LM(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = torch.nn.Embedding(10, 4)
+                self.blocks = torch.nn.ModuleList([torch.nn.ModuleDict({"attn": Attn()})])
+                self.head = torch.nn.Linear(4, 10, bias=False)
+                self.head.weight = self.emb.weight  # tied
+
+            def forward(self, idx, weight):
+                h = self.emb(idx)
+                return self.head(self.blocks[0]["attn"](h) * weight)
+
+        g = fuserc.export(LM(), (torch.tensor([1, 2, 3]), torch.randn(4)),
+                          dynamic={"idx": {0: "T"}})
+        self.assertEqual([i["name"] for i in g["inputs"]],
+                         ["idx", "weight", "emb_weight", "blocks_0_attn_c_attn_weight"])
+        self.assertEqual(g.parameters["blocks_0_attn_c_attn_weight"],
+                         "blocks.0.attn.c_attn.weight")
+        self.assertEqual([op["args"][0] for op in g["ops"] if op["op"] == "index_select"],
+                         ["emb_weight"])
+        # The tied head reads the embedding's input.
+        self.assertEqual([op["args"][1] for op in g["ops"] if op["op"] == "linear"],
+                         ["blocks_0_attn_c_attn_weight", "emb_weight"])
+
+    def test_clear_refusals(self):
+        m = Block()
+        x = torch.randn(2, 5, 8)
+        handle = m.proj.register_forward_hook(lambda mod, args, out: out * 2)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(m, (x,))
+        handle.remove()
+        msg = str(e.exception)
+        self.assertEqual(msg, "fuserc.export: module 'proj' (Linear) has a forward hook, which "
+                              "fuserc does not export: remove it (handle.remove()) or export a "
+                              "function that does what the hook does")
+
+        class Branchy(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x.exp()
+                return x
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(Branchy(), (torch.randn(3),))
+        first = str(e.exception).splitlines()[0]
+        self.assertEqual(first, "fuserc.export: tracing Branchy.forward failed: reads a tensor's "
+                                "value as a Python number (a scalar input is a tensor while "
+                                "tracing; compute with tensor operations)")
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("calls", torch.zeros(3))
+
+            def forward(self, x):
+                self.calls.add_(1)
+                return x + self.calls
+        with self.assertRaisesRegex(fuserc.ExportError, "updates buffer 'calls' in place"):
+            fuserc.export(Counter(), (torch.randn(3),))
+
+    def test_closed_over_tensors_are_constants(self):
+        table = torch.randn(5, 3)
+
+        def lookup(idx):
+            return table[idx] * torch.tensor([1.0, float("-inf"), float("nan")])
+        g = fuserc.export(lookup, (torch.tensor([4, 0]),), dynamic={"idx": {0: "K"}})
+        data = [i for i in g["inputs"] if "data" in i]
+        self.assertEqual([d["data"] for d in data], [table.tolist(), [1.0, "-inf", "nan"]])
+        self.assertEqual([i["name"] for i in g["inputs"] if "data" not in i], ["idx"])
+
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("scale", torch.tensor(2.5))
+
+            def forward(self, x):
+                return x * self.scale
+        m = Scaled()
+        pkg = fuserc.compile(m, (torch.randn(3),), arch=["sm_80"])
+        self.assertEqual(pkg.constants[0]["shape"], ())  # a rank-0 constant, written as [2.5]
+        x = torch.randn(4, 3)
+        torch.testing.assert_close(pkg(x[0]), m(x[0]))
+
+
 @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device: the CUDA paths run in "
                      "python/tests/gpu_check.py on a GPU machine")
 class PackageCudaTest(unittest.TestCase):
