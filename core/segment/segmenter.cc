@@ -8,19 +8,11 @@
 
 #include "core/base/diagnostics.h"
 #include "core/schedule/register_cost.h"
+#include "core/segment/fusible_regions.h"
 #include "core/segment/merge_rules.h"
 
 namespace fuserc {
 namespace {
-
-// Whether the edge from op `producer` to op `consumer` may be inside one kernel: the result of a
-// segment_set is always read from global memory, and so are a matrix product's operands and
-// result (a library step of its own).
-bool fusible_edge(const Fusion& f, int producer, int consumer) {
-  return f.ops[producer].kind != OpKind::SegmentSet &&
-         f.ops[producer].info().group != OpGroup::Matrix &&
-         f.ops[consumer].info().group != OpGroup::Matrix;
-}
 
 // Op-level edges: for each op, the ops producing its arguments.
 std::vector<std::set<int>> producers_of(const Fusion& f) {
@@ -82,21 +74,13 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
   GroupGraph g(f, producers, readers_before);
 
   // Top-down: the whole graph when one scheduler takes it (and no segment_set cuts it), else
-  // regions, the connected components over fusible edges.
+  // regions, the connected components over fusible edges (cut where a path leaves one through
+  // a library step and comes back, see fusible_regions.h).
   // Several regions as one kernel are a horizontal merge, under its rules: a reduction kernel
   // takes them only when pointwise work keeps its parallelism, and registers must allow.
   std::vector<int> all(f.ops.size());
   std::iota(all.begin(), all.end(), 0);
-  std::vector<int> region(all);
-  auto find = [&](int x) {
-    while (region[x] != x) x = region[x] = region[region[x]];
-    return x;
-  };
-  for (size_t k = 0; k < f.ops.size(); ++k)
-    for (int p : producers[k])
-      if (fusible_edge(f, p, static_cast<int>(k))) region[find(static_cast<int>(k))] = find(p);
-  std::map<int, std::vector<int>> regions;
-  for (size_t k = 0; k < f.ops.size(); ++k) regions[find(static_cast<int>(k))].push_back(k);
+  std::map<int, std::vector<int>> regions = fusible_regions(f, producers);
   bool cut = false;
   for (const Op& op : f.ops)
     cut = cut || op.kind == OpKind::SegmentSet || op.info().group == OpGroup::Matrix;

@@ -319,3 +319,26 @@ TEST_CASE("views of an operand are read in place, through strides", "[matmul]") 
     check_graph(g, {{{"B", 1}, {"L", 1}}, {{"B", 3}, {"L", 37}}}, {false, false});
   }
 }
+
+TEST_CASE("a residual around a product: the kernel before it and the add after it stay apart",
+          "[matmul][emulated]") {
+  // r feeds the product and the add after it: one kernel holding both would wait for itself.
+  // Twice over, as in a stack of residual blocks, and with work beside the add that may join it.
+  const std::string syms = R"({"N": {"hint": 64, "max": 4096}})";
+  const std::string g = graph(
+      input("x", "f32", R"(["N", 16])") + ", " + input("w", "f32", "[16, 16]") + ", " +
+          input("v", "f32", "[16, 16]"),
+      R"({"op": "relu", "args": ["x"], "out": "r"},
+         {"op": "matmul", "args": ["r", "w"], "out": "m"},
+         {"op": "add", "args": ["m", "r"], "out": "s"},
+         {"op": "relu", "args": ["s"], "out": "r2"},
+         {"op": "matmul", "args": ["r2", "v"], "out": "m2"},
+         {"op": "mul", "args": ["x", 0.5], "out": "h"},
+         {"op": "add", "args": ["m2", "r2"], "out": "s2"},
+         {"op": "add", "args": ["s2", "h"], "out": "y"})",
+      R"("y")", syms);
+  CompiledFusion c = compiled(g);
+  CHECK(c.matmuls.size() == 2);
+  CHECK(c.kernels.size() == 3);  // r | m | s, r2 | m2 | s2, y (h joins one of them)
+  check_graph(g, {{{"N", 1}}, {{"N", 37}}}, {false, false});
+}
