@@ -1,7 +1,8 @@
 // `fuserc bench GRAPH.json [--json]`: where the time goes, in one process, medians of
 // repeated runs: the front end (parse to CUDA text), NVRTC, writing the package, loading it to
 // a ready Executable, and binding a new shape. Also the targets they are held to, and each
-// library step's product in the CPU executor the emulator uses (cmd/bench_library.h).
+// library step's product in the CPU executor the emulator uses (cmd/bench_library.h), and with
+// --emulate-runs the whole plan in the emulator (cmd/bench_emulated.h).
 // `fuserc bench PACKAGE.fpkg --gpu [--bind ...]`: the package's kernels timed on a GPU
 // (cmd/bench_gpu.h); without --gpu, what loading it costs (cmd/bench_load.h).
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmd/bench_emulated.h"
 #include "cmd/bench_gpu.h"
 #include "cmd/bench_library.h"
 #include "cmd/bench_load.h"
@@ -52,6 +54,7 @@ void add_bench_command(CLI::App& app) {
     std::string bind, inputs;
     int warmup = 10;
     int library_runs = 3;
+    int emulate_runs = 0;
     int device = 0;
     bool frontend_only = false;
   };
@@ -69,6 +72,11 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--library-runs", o->library_runs,
                   "on a graph: runs of each library step's product in the CPU executor "
                   "(default 3; 0: none)");
+  sub->add_option("--emulate-runs", o->emulate_runs,
+                  "on a graph: runs of the whole plan in the emulator (kernels on the host's "
+                  "cores, products in the CPU executor) at --bind's sizes, random inputs; the "
+                  "first, which host-compiles kernels not cached, is reported apart (default 0: "
+                  "none)");
   sub->add_option("--inputs", o->inputs,
                   "--gpu: a safetensors file with the inputs (else a fixed pattern)");
   sub->add_option("--warmup", o->warmup, "--gpu: launches before timing (default 10)");
@@ -104,6 +112,8 @@ void add_bench_command(CLI::App& app) {
         o->graph.size() > 5 && o->graph.compare(o->graph.size() - 5, 5, ".fpkg") == 0;
     if (package && !o->bind.empty()) throw UsageError("--bind goes with --gpu or a graph");
     if (o->library_runs < 0) throw UsageError("--library-runs must be >= 0");
+    if (o->emulate_runs < 0) throw UsageError("--emulate-runs must be >= 0");
+    if (package && o->emulate_runs > 0) throw UsageError("--emulate-runs goes with a graph");
     if (package) {
       LoadBenchOptions l;
       l.package = o->graph;
@@ -179,6 +189,10 @@ void add_bench_command(CLI::App& app) {
     if (o->library_runs > 0 && !c.matmuls.empty())
       library = bench_library_steps(*exe, symbols_or_hints(*exe, parse_bindings(o->bind)),
                                     o->library_runs);
+    nlohmann::json emulated;
+    if (o->emulate_runs > 0)
+      emulated = bench_emulated_plan(*exe, parse_fusion_file(o->graph), parse_bindings(o->bind),
+                                     o->emulate_runs);
     size_t package_bytes = std::filesystem::file_size(path);
     size_t payload = 0;
     for (const auto& k : c.kernels) {
@@ -204,6 +218,7 @@ void add_bench_command(CLI::App& app) {
         {"payload_bytes", payload},
         {"package_overhead", overhead},
         {"library_steps", library},
+        {"emulated_plan", emulated},
         {"frontend_over_load", frontend / load},
         {"frontend_nvrtc_over_load", (frontend + nvrtc) / load},
         {"frontend_over_load_memory", frontend / load_memory},
@@ -247,6 +262,19 @@ void add_bench_command(CLI::App& app) {
                     static_cast<long long>(s["n"]), static_cast<long long>(s["batch"]),
                     static_cast<long long>(s["outer"]), s["us"].get<double>() / 1e3,
                     s["gflops"].get<double>());
+      std::cout << buf;
+    }
+    if (!emulated.is_null()) {
+      std::string sizes;
+      for (const auto& [name, value] : emulated["symbols"].items())
+        sizes += (sizes.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
+      std::snprintf(buf, sizeof buf,
+                    "  emulated plan (%lld kernels, %lld library steps, %s): %.1f ms median of "
+                    "%d runs; the first %.1f ms (host compiles)\n",
+                    static_cast<long long>(emulated["kernels"]),
+                    static_cast<long long>(emulated["library_steps"]), sizes.c_str(),
+                    emulated["median_us"].get<double>() / 1e3, o->emulate_runs - 1,
+                    emulated["first_us"].get<double>() / 1e3);
       std::cout << buf;
     }
   });
