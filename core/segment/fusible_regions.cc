@@ -74,8 +74,8 @@ bool fusible_edge(const Fusion& f, int producer, int consumer) {
          f.ops[consumer].info().group != OpGroup::Matrix;
 }
 
-std::map<int, std::vector<int>> fusible_regions(const Fusion& f,
-                                                const std::vector<std::set<int>>& producers) {
+std::map<int, std::vector<std::vector<int>>> fusible_regions(
+    const Fusion& f, const std::vector<std::set<int>>& producers) {
   const size_t n = f.ops.size();
   Components region(n);
   for (size_t k = 0; k < n; ++k)
@@ -97,9 +97,13 @@ std::map<int, std::vector<int>> fusible_regions(const Fusion& f,
   const std::vector<bool> cyclic = on_cycle(adj);
   bool any = false;
   for (bool c : cyclic) any = any || c;
-  std::map<int, std::vector<int>> out;
+  std::map<int, std::vector<std::vector<int>>> out;
   if (!any) {
-    for (size_t k = 0; k < n; ++k) out[region.find(static_cast<int>(k))].push_back(k);
+    for (size_t k = 0; k < n; ++k) {
+      auto& pieces = out[region.find(static_cast<int>(k))];
+      if (pieces.empty()) pieces.emplace_back();
+      pieces[0].push_back(static_cast<int>(k));
+    }
     return out;
   }
   // Levels never fall along a path and rise past every edge no kernel may hold, so a region's
@@ -117,11 +121,13 @@ std::map<int, std::vector<int>> fusible_regions(const Fusion& f,
           (!cyclic[dense[r]] || level[p] == level[k]))
         piece.join(static_cast<int>(k), p);
   }
-  // Keys: an uncut region keeps its component's root; pieces their own roots.
+  std::map<int, std::map<int, std::vector<int>>> pieces;  // region -> piece root -> ops
   for (size_t k = 0; k < n; ++k) {
     const int r = region.find(static_cast<int>(k));
-    out[cyclic[dense[r]] ? piece.find(static_cast<int>(k)) : r].push_back(k);
+    pieces[r][piece.find(static_cast<int>(k))].push_back(static_cast<int>(k));
   }
+  for (auto& [r, by_root] : pieces)
+    for (auto& [root, ops] : by_root) out[r].push_back(std::move(ops));
   return out;
 }
 

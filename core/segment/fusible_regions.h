@@ -19,9 +19,11 @@ namespace fuserc {
 // result (a library step of its own).
 bool fusible_edge(const Fusion& f, int producer, int consumer);
 
-// The regions, each its ops in order, keyed by a representative op (a region that needs no cut
-// keeps the key of its component). `producers[k]`: the ops producing op k's arguments.
-std::map<int, std::vector<int>> fusible_regions(const Fusion& f,
-                                                const std::vector<std::set<int>>& producers);
+// The regions keyed by a representative op (the root of the component), each as its pieces,
+// each piece its ops in order: one piece for a region no path leaves and re-enters, its convex
+// pieces (at least two) for a region that had to be cut. `producers[k]`: the ops producing op
+// k's arguments.
+std::map<int, std::vector<std::vector<int>>> fusible_regions(
+    const Fusion& f, const std::vector<std::set<int>>& producers);
 
 }  // namespace fuserc

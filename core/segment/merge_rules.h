@@ -47,6 +47,11 @@ std::string parallelism_reason(const SegmentContext& ctx, const Segment& merged,
 // in order, -1 after a chunk that was shattered and after the region).
 void group_region(GroupGraph& g, const std::vector<int>& ops, const SegmentContext& ctx,
                   std::vector<std::set<int>>& shattered, std::vector<int>& chunks);
+// A region cut into convex pieces (fusible_regions.h): each piece one group when a scheduler
+// takes it whole, else single-op groups; all of them added to `shattered` as one set, so that
+// pieces merge bottom-up where no cycle closes.
+void group_cut_region(GroupGraph& g, const std::vector<std::vector<int>>& pieces,
+                      const SegmentContext& ctx, std::vector<std::set<int>>& shattered);
 // Joins each whole chunk with the next while the union is accepted and acyclic. Returns the
 // groups left (at the size bound: they stay out of horizontal merging).
 std::set<int> join_chunks(GroupGraph& g, const std::vector<int>& chunks, const SegmentContext& ctx);

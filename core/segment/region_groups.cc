@@ -17,6 +17,33 @@ namespace {
 // becomes kernels of a few thousand ops each, in time linear in the chain.
 constexpr size_t kMaxMergeOps = 128;
 
+// Single-op groups of `members`, their ids added to `ids`; an op no scheduler takes is refused.
+void add_single_op_groups(GroupGraph& g, const std::vector<int>& members,
+                          const SegmentContext& ctx, std::set<int>& ids) {
+  const Fusion& f = ctx.f;
+  for (int k : members) {
+    std::string reasons;
+    if (!first_accepting(f, g.as_segment({k}), ctx.schedulers, &reasons)) {
+      const Op& op = f.ops[k];
+      std::string message = "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
+                            "' (out '" + f.value(op.outs[0]).name +
+                            "'): not supported yet: no scheduler can compile it (" + reasons +
+                            ")";
+      // An op that writes an output in place into an input it reads elsewhere than at the
+      // element written (a slice, an index_select of its own index): segment_fusion_in_place
+      // gives it a copy of the input taken before the write, as for an overwrite cycle.
+      for (const auto& [out, in] : f.aliases) {
+        bool writes = std::find(op.outs.begin(), op.outs.end(), out) != op.outs.end();
+        for (const Operand& a : op.args)
+          if (writes && !a.is_literal() && a.value == in)
+            throw OverwriteCycle(SourcePlace{f.source_file}, message, k, in);
+      }
+      throw UserError(SourcePlace{f.source_file}, message);
+    }
+    ids.insert(g.add_group({k}));
+  }
+}
+
 }  // namespace
 
 void group_region(GroupGraph& g, const std::vector<int>& ops, const SegmentContext& ctx,
@@ -24,27 +51,7 @@ void group_region(GroupGraph& g, const std::vector<int>& ops, const SegmentConte
   const Fusion& f = ctx.f;
   auto shatter = [&](const std::vector<int>& members) {
     std::set<int> ids;
-    for (int k : members) {
-      std::string reasons;
-      if (!first_accepting(f, g.as_segment({k}), ctx.schedulers, &reasons)) {
-        const Op& op = f.ops[k];
-        std::string message = "op " + std::to_string(op.source_index) + " '" + op_name(op.kind) +
-                              "' (out '" + f.value(op.outs[0]).name +
-                              "'): not supported yet: no scheduler can compile it (" + reasons +
-                              ")";
-        // An op that writes an output in place into an input it reads elsewhere than at the
-        // element written (a slice, an index_select of its own index): segment_fusion_in_place
-        // gives it a copy of the input taken before the write, as for an overwrite cycle.
-        for (const auto& [out, in] : f.aliases) {
-          bool writes = std::find(op.outs.begin(), op.outs.end(), out) != op.outs.end();
-          for (const Operand& a : op.args)
-            if (writes && !a.is_literal() && a.value == in)
-              throw OverwriteCycle(SourcePlace{f.source_file}, message, k, in);
-        }
-        throw UserError(SourcePlace{f.source_file}, message);
-      }
-      ids.insert(g.add_group({k}));
-    }
+    add_single_op_groups(g, members, ctx, ids);
     shattered.push_back(std::move(ids));
   };
   if (first_accepting(f, g.as_segment(ops), ctx.schedulers)) {
@@ -66,6 +73,18 @@ void group_region(GroupGraph& g, const std::vector<int>& ops, const SegmentConte
     }
   }
   chunks.push_back(-1);
+}
+
+void group_cut_region(GroupGraph& g, const std::vector<std::vector<int>>& pieces,
+                      const SegmentContext& ctx, std::vector<std::set<int>>& shattered) {
+  std::set<int> ids;
+  for (const auto& piece : pieces) {
+    if (first_accepting(ctx.f, g.as_segment(piece), ctx.schedulers))
+      ids.insert(g.add_group(piece));
+    else
+      add_single_op_groups(g, piece, ctx, ids);
+  }
+  shattered.push_back(std::move(ids));
 }
 
 std::set<int> join_chunks(GroupGraph& g, const std::vector<int>& chunks,

@@ -80,7 +80,7 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
   // takes them only when pointwise work keeps its parallelism, and registers must allow.
   std::vector<int> all(f.ops.size());
   std::iota(all.begin(), all.end(), 0);
-  std::map<int, std::vector<int>> regions = fusible_regions(f, producers);
+  std::map<int, std::vector<std::vector<int>>> regions = fusible_regions(f, producers);
   bool cut = false;
   for (const Op& op : f.ops)
     cut = cut || op.kind == OpKind::SegmentSet || op.info().group == OpGroup::Matrix;
@@ -91,7 +91,7 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
         parallelism_reason(ctx, whole, sch->kind(), sch->kind(), SchedulerKind::Pointwise)
             .empty() &&
         estimated_registers(f, whole, sch->kind(), hints) <= kRegisterBudget)
-      regions = {{0, all}};
+      regions = {{0, {all}}};
   }
 
   // A region a scheduler takes whole is one group; the others start as single ops and are
@@ -99,7 +99,12 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
   // ones chunk by chunk. Then groups reading the same tensors merge horizontally.
   std::vector<std::set<int>> shattered;
   std::vector<int> chunks;
-  for (const auto& [root, ops] : regions) group_region(g, ops, ctx, shattered, chunks);
+  for (const auto& [root, pieces] : regions) {
+    if (pieces.size() == 1)
+      group_region(g, pieces[0], ctx, shattered, chunks);
+    else
+      group_cut_region(g, pieces, ctx, shattered);
+  }
   g.link();
   std::set<int> chunked = join_chunks(g, chunks, ctx);
   for (auto& members : shattered) merge_producers(g, members, ctx);

@@ -341,4 +341,25 @@ TEST_CASE("a residual around a product: the kernel before it and the add after i
   CHECK(c.matmuls.size() == 2);
   CHECK(c.kernels.size() == 3);  // r | m | s, r2 | m2 | s2, y (h joins one of them)
   check_graph(g, {{{"N", 1}}, {{"N", 37}}}, {false, false});
+
+  // A block with a projection, as in a ResNet: the projection's scale (one product deep) and
+  // the add after the long path (two products deep) are cut apart with the region, then merged
+  // back, since no path leads from one to the other through a product.
+  const std::string block = graph(
+      input("x", "f32", R"(["N", 16])") + ", " + input("w", "f32", "[16, 16]") + ", " +
+          input("v", "f32", "[16, 16]") + ", " + input("u", "f32", "[16, 16]"),
+      R"({"op": "relu", "args": ["x"], "out": "r"},
+         {"op": "matmul", "args": ["r", "w"], "out": "p"},
+         {"op": "matmul", "args": ["p", "v"], "out": "q"},
+         {"op": "matmul", "args": ["r", "u"], "out": "d"},
+         {"op": "mul", "args": ["d", 2.0], "out": "e"},
+         {"op": "add", "args": ["q", "e"], "out": "s"},
+         {"op": "relu", "args": ["s"], "out": "t"},
+         {"op": "matmul", "args": ["t", "w"], "out": "p2"},
+         {"op": "add", "args": ["p2", "t"], "out": "y"})",
+      R"("y")", syms);
+  CompiledFusion cb = compiled(block);
+  CHECK(cb.matmuls.size() == 4);
+  CHECK(cb.kernels.size() == 3);  // r | e, s, t | y
+  check_graph(block, {{{"N", 1}}, {{"N", 37}}}, {false, false});
 }
