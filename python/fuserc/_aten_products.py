@@ -1,7 +1,7 @@
 """Owns the part of the ATen-to-contract table (see _aten.py) for products and the ops built on
 them: mm, bmm, matmul, dot, mv and linear as the contract's `matmul` / `linear` (a product with
 a transposed 2-D weight, `x @ w.t()`, is a `linear`), addmm, addmv, baddbmm and addbmm as one
-of those with the scales and the add, `convolution` as `conv`, and nll_loss (cross_entropy's
+of those with the scales and the add, `convolution` as `conv` (transposed too), and nll_loss (cross_entropy's
 second half) as a `gather` and reductions. convert(ctx, name, overload) returns None for other
 ops."""
 import torch
@@ -93,16 +93,16 @@ def _conv(ctx):
     stride = per_dim(ctx.const(3, "stride"), "stride")
     padding = per_dim(ctx.const(4, "padding"), "padding")
     dilation = per_dim(ctx.const(5, "dilation"), "dilation")
-    if ctx.const(6, "transposed"):
-        raise ctx.unsupported("transposed convolution (conv_transpose): the fuserc compiler "
-                              "does not support it yet")
+    transposed = bool(ctx.const(6, "transposed"))
     output_padding = per_dim(ctx.const(7, "output_padding"), "output_padding")
-    if any(output_padding):
+    if any(output_padding) and not transposed:
         ctx.fail("output_padding of a convolution that is not transposed")
     groups = ctx.const(8, "groups")
     args = [x, w] + ([b] if isinstance(b, Value) else [])
     return ctx.emit("conv", args, stride=stride, padding=padding, dilation=dilation,
-                    groups=groups if groups != 1 else None)
+                    groups=groups if groups != 1 else None,
+                    transposed=True if transposed else None,
+                    output_padding=output_padding if transposed and any(output_padding) else None)
 
 
 def _nll_loss(ctx):

@@ -132,15 +132,18 @@ class ExportTest(unittest.TestCase):
             for n, (g_, w_) in enumerate(zip(got, want)):
                 torch.testing.assert_close(g_, w_, msg=f"output {n} at B={b}")
 
-    def test_refuses_transposed_convolution_in_one_line(self):
-        def up(x, w):
-            return F.conv_transpose2d(x, w, stride=2)
-        with self.assertRaises(fuserc.ExportError) as e:
-            fuserc.export(up, (torch.randn(1, 2, 4, 4), torch.randn(2, 3, 3, 3)))
-        first = str(e.exception).splitlines()[0]
-        self.assertIn("transposed convolution (conv_transpose): the fuserc compiler does not "
-                      "support it yet", first)
-        self.assertIn(line_of(up, "conv_transpose2d"), str(e.exception))
+    def test_transposed_convolution(self):
+        def up(x, w, b):
+            return F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2)
+        args = (torch.randn(1, 4, 5, 6), torch.randn(4, 3, 3, 3), torch.randn(6))
+        g = fuserc.export(up, args, dynamic={"x": {0: "B"}})
+        conv = next(op for op in g["ops"] if op["op"] == "conv")
+        self.assertEqual((conv["transposed"], conv["output_padding"], conv["groups"]),
+                         (True, [1, 1], 2))
+        pkg = fuserc.compile(up, args, dynamic={"x": {0: "B"}}, arch=["sm_80"])
+        for b in (1, 3):
+            a = (torch.randn(b, 4, 5, 6),) + args[1:]
+            torch.testing.assert_close(pkg(*a), up(*a), msg=f"B={b}")
 
     def test_imports_go_one_way(self):
         import ast
