@@ -27,13 +27,51 @@ void GraphReader::read_constant(const Json& in, const std::string& p, Value& v) 
   }
 }
 
+// Inline data is either flat (a list of the numel values) or nested as the shape is: a list of
+// shape[0] lists of shape[1] ... of numbers. Anything else (a ragged nesting, lists as deep as
+// the shape with the wrong lengths) is refused naming the first list that does not fit.
+void GraphReader::check_nesting(const Json& data, const std::string& pd, const Value& v) const {
+  bool flat = true;
+  for (const auto& e : data) flat = flat && !e.is_array();
+  if (flat) return;
+  struct Item {
+    const Json* j;
+    std::string path;
+    size_t depth;
+  };
+  std::vector<Item> stack = {{&data, pd, 0}};
+  const size_t rank = static_cast<size_t>(v.rank());
+  while (!stack.empty()) {
+    Item it = stack.back();
+    stack.pop_back();
+    if (it.depth == rank) {
+      if (it.j->is_array())
+        fail(it.path, "constant " + quote(v.name) + " nests its data deeper than its shape " +
+                          shape_to_string(v.shape) + ": a number was expected here");
+      continue;
+    }
+    const int64_t extent = v.shape[it.depth].value();
+    if (!it.j->is_array() || static_cast<int64_t>(it.j->size()) != extent)
+      fail(it.path, "constant " + quote(v.name) + " of shape " + shape_to_string(v.shape) +
+                        " nests its data as no shape does: a list of " + std::to_string(extent) +
+                        " was expected here (write the values flat, or nested as the shape is)");
+    for (size_t i = it.j->size(); i-- > 0;)
+      stack.push_back({&(*it.j)[i], json_path_index(it.path, i), it.depth + 1});
+  }
+}
+
 std::string GraphReader::read_inline_data(const Json& data, const std::string& pd,
                                           const Value& v) const {
+  if (!data.is_array() && v.rank() == 0 && (data.is_number() || data.is_string())) {
+    const Json list = Json::array({data});  // a rank-0 constant written as its one number
+    return read_inline_data(list, pd, v);
+  }
   if (!data.is_array())
     fail(pd, "the data of constant " + quote(v.name) +
                  " must be a list of numbers (nested lists in row-major order) or "
                  "{\"file\": F, \"tensor\": T}, got " +
                  data.dump(-1, ' ', true).substr(0, 40));
+  check_nesting(data, pd, v);
   const int64_t numel = v.numel().value();
   // The values in order, without recursion (JSON nesting is bounded by the reader anyway).
   // A value's path (for messages) is its list's path and its index there.

@@ -87,6 +87,7 @@ class GraphReader {
   void read_symbol_input(const Json& in, const std::string& path, Value& v);
   void read_constant(const Json& in, const std::string& path, Value& v);
   std::string read_inline_data(const Json& data, const std::string& path, const Value& v) const;
+  void check_nesting(const Json& data, const std::string& path, const Value& v) const;
   std::shared_ptr<const ConstantData> read_file_data(const Json& data, const std::string& path,
                                                      const Value& v);
   // Decides how the inputs bind every symbol (f_.bind_steps); refuses a symbol of an input

@@ -94,6 +94,22 @@ TEST_CASE("constants: inline values are read in row-major order, bad ones refuse
             .find("a constant is dense and row-major (no strides)") != std::string::npos);
   CHECK(bad(R"({"name": "c", "dtype": "f32", "shape": [3], "data": 7})")
             .find("must be a list of numbers") != std::string::npos);
+  // Nesting that is neither flat nor the shape's is refused at the first list that does not fit.
+  CHECK(bad(R"({"name": "c", "dtype": "f32", "shape": [2, 2], "data": [[1, 2, 3], [4]]})")
+            .find("$.inputs[1].data[0]: constant 'c' of shape [2, 2] nests its data as no shape "
+                  "does: a list of 2 was expected here") != std::string::npos);
+  CHECK(bad(R"({"name": "c", "dtype": "f32", "shape": [2, 3], "data": [[1, 2, 3], 4, 5, 6]})")
+            .find("$.inputs[1].data: constant 'c' of shape [2, 3] nests its data as no shape "
+                  "does: a list of 2 was expected here") != std::string::npos);
+  CHECK(bad(R"({"name": "c", "dtype": "f32", "shape": [2], "data": [[1], [2]]})")
+            .find("$.inputs[1].data[0]: constant 'c' nests its data deeper than its shape [2]") !=
+        std::string::npos);
+  // A rank-0 constant may be its one number, bare or in a list.
+  Fusion bare = parse_text(with_constant(R"({"name": "c", "dtype": "f32", "shape": [], "data": 2.5})"));
+  Fusion listed =
+      parse_text(with_constant(R"({"name": "c", "dtype": "f32", "shape": [], "data": [2.5]})"));
+  CHECK(bare.value(bare.inputs[1]).constant->bytes() ==
+        listed.value(listed.inputs[1]).constant->bytes());
   // A constant is never written in place.
   CHECK(parse_error(R"({"fuserc": 1, "name": "g", "inputs": [
       {"name": "c", "dtype": "f32", "shape": [2], "data": [1, 2]}],
