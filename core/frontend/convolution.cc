@@ -2,6 +2,7 @@
 #include "core/frontend/convolution.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/base/text_util.h"
 #include "core/frontend/op_typing.h"
@@ -248,6 +249,41 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
       xp = b.emit(OpKind::Pad, {B::tensor(x)}, pad, "padded");
     }
   }
+  // A kernel that tiles the input (stride = kernel, no padding or dilation: a vision
+  // transformer's patch embedding, a ConvNeXt stem or downsampling) needs no taps: the input,
+  // cropped to whole tiles, is reshaped to [N, C, o1, k1, o2, k2, ...] and permuted to
+  // [N, C, k1, k2, ..., o1, o2, ...], the patches' layout.
+  bool tiles = !a.transposed && positions > 1;
+  for (size_t i = 0; i < sd; ++i)
+    tiles = tiles && a.stride[i] == kernel[i] && a.padding[i] == 0 && a.dilation[i] == 1;
+  std::optional<ValueId> tiled;
+  if (tiles) {
+    std::vector<Expr> whole = {xv.shape[0], Expr(c)}, apart = whole;
+    OpAttrs crop;
+    crop.starts = {Expr(0), Expr(0)};
+    crop.ends = {xv.shape[0], Expr(c)};
+    crop.steps = {1, 1};
+    bool cropped = false;
+    for (size_t i = 0; i < sd; ++i) {
+      const Expr e = outs[i] * Expr(kernel[i]);
+      whole.push_back(e);
+      crop.starts.push_back(Expr(0));
+      crop.ends.push_back(e);
+      crop.steps.push_back(1);
+      cropped = cropped || !(e == xv.shape[2 + i]);
+      apart.push_back(outs[i]);
+      apart.push_back(Expr(kernel[i]));
+    }
+    ValueId cur = x;
+    if (cropped)
+      cur = b.emit_typed(OpKind::Slice, {B::tensor(cur)}, crop, "tiles", xv.dtype, whole);
+    cur = b.emit(OpKind::Reshape, {B::tensor(cur)}, B::shape(apart), "tiles_apart");
+    OpAttrs perm;
+    perm.dims = {0, 1};
+    for (size_t i = 0; i < sd; ++i) perm.dims.push_back(static_cast<int64_t>(3 + 2 * i));
+    for (size_t i = 0; i < sd; ++i) perm.dims.push_back(static_cast<int64_t>(2 + 2 * i));
+    tiled = b.emit(OpKind::Permute, {B::tensor(cur)}, perm, "patches");  // [N, C, *k, *out]
+  }
   // One strided slice per kernel position: [N, C, *out] (typed here: its extent is `outs`,
   // which inference could only reach through a clamp it cannot prove away). A transposed conv
   // takes them in reverse order: the flipped kernel.
@@ -255,7 +291,7 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
   slice_shape.insert(slice_shape.end(), outs.begin(), outs.end());
   std::vector<Operand> parts;
   std::vector<int64_t> at(sd, 0);  // the kernel position, last dim fastest
-  for (int64_t q = 0; q < positions; ++q) {
+  for (int64_t q = 0; q < (tiled ? 0 : positions); ++q) {
     OpAttrs s;
     s.starts = {Expr(0), Expr(0)};
     s.ends = {xv.shape[0], Expr(c)};
@@ -279,8 +315,8 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
     }
   }
   if (a.transposed) std::reverse(parts.begin(), parts.end());
-  ValueId patches = parts[0].value;
-  if (positions > 1) {
+  ValueId patches = tiled ? *tiled : parts[0].value;
+  if (positions > 1 && !tiled) {
     OpAttrs cat;
     cat.dim = 2;
     patches = b.emit(OpKind::Cat, parts, cat, "patches");  // [N, C, K, *out]

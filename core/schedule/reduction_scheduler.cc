@@ -33,6 +33,15 @@ std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment
   if (!a.ok()) return a.error;
   if (a.full_outputs.empty()) return "no result is broadcast back over the rows";
   if (!a.inner) return "the reduced rows are not contiguous";
+  // A normalization kernel gives each row one block; at most kFewRows rows longer than
+  // kLongRow (a batch norm's channels of N*H*W elements) would leave most of a GPU idle while
+  // each block walks its row twice. A reduction kernel splits such rows across blocks (a grid
+  // reduction) and a pointwise kernel applies the statistics: the same passes over memory
+  // (the statistics, then the row read again and written), on every SM.
+  if (a.rows.hi() > 0 && a.rows.hi() <= kFewRows && a.row_length.hi() > kLongRow)
+    return "at most " + std::to_string(a.rows.hi()) + " rows of up to " +
+           std::to_string(a.row_length.hi()) +
+           " elements: a split reduction and a pointwise pass fill the GPU";
   return reduction_in_place_reason(f, group, a);
 }
 

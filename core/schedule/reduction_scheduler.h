@@ -48,6 +48,12 @@ struct ReductionParams {
 // The most blocks a split row group takes (grid.y): 4 x the largest SM count modelled.
 inline constexpr int64_t kMaxSplit = 4096;
 
+// Normalizations of at most kFewRows rows (2 x the SMs of the largest GPU modelled) that may be
+// longer than kLongRow elements (more than one block should walk) are left to a split
+// reduction and a pointwise kernel (NormalizationScheduler::reject_reason).
+inline constexpr int64_t kFewRows = 264;
+inline constexpr int64_t kLongRow = int64_t{1} << 16;
+
 class ReductionScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Reduction; }

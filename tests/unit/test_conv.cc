@@ -264,6 +264,19 @@ TEST_CASE("conv variants: eval against a direct float64 convolution, the emulato
                         conv(R"(, "padding": [1, 1, 0])", false), R"("y")"),
                   {{1, 1, 1}, {1, 1, 0}, {1, 1, 1}}, 1e-4);
   }
+  SECTION("a kernel that tiles the input (a patch embedding): a reshape and a permute, no taps") {
+    for (const char* attrs : {R"(, "stride": [3, 3])", R"(, "stride": [3, 3], "groups": 2)"}) {
+      const bool grouped = std::string(attrs).find("groups") != std::string::npos;
+      const std::string json =
+          graph(input("x", "f32", R"(["N", 4, "H", "W"])") + ", " +
+                    input("w", "f32", grouped ? "[6, 2, 3, 3]" : "[6, 4, 3, 3]") + ", " +
+                    input("b", "f32", "[6]"),
+                conv(attrs, true), R"("y")");
+      Fusion f = parse_text(json);
+      for (const Op& op : f.ops) CHECK(op.kind != OpKind::Cat);
+      check_variant(json, {{3, 3}, {0, 0}, {1, 1}, grouped ? 2 : 1}, 1e-4);
+    }
+  }
   SECTION("transposed: stride 2 with output_padding and a bias, f32") {
     check_variant(graph(input("x", "f32", R"(["N", 3, "H", "W"])") + ", " +
                             input("w", "f32", "[3, 2, 3, 3]") + ", " + input("b", "f32", "[2]"),

@@ -141,3 +141,40 @@ TEST_CASE("reductions over many short rows pack rows into blocks", "[launch]") {
   CHECK(s256[0].grid[0] == 8);
   CHECK(s256[0].grid[1] == 66);
 }
+
+TEST_CASE("a normalization over few long rows is a split reduction and a pointwise pass",
+          "[launch]") {
+  // Batch norm in training: 64 channels of N*H*W elements. One block per channel would put 64
+  // blocks on a 132-SM GPU, each walking 1.8M elements twice.
+  std::string json = corpus_graph("batchnorm_train_fwd_f32");
+  const std::map<std::string, int64_t> big = {{"N", 256}, {"H", 14}, {"W", 512}};
+  const int64_t elements = 256 * 64 * 14 * 512;
+  auto l = launches(json, big);
+  REQUIRE(l.size() == 2);
+  INFO(l[0].kernel << ", " << l[1].kernel);
+  // The statistics (and the running-stat updates on them): rows split across blocks, enough
+  // blocks for every SM twice over.
+  CHECK(l[0].grid[0] == 64);
+  CHECK(l[0].grid[0] * l[0].grid[1] >= 2 * 132);
+  CHECK(l[0].block[0] * l[0].block[1] >= 128);
+  // The normalized output: a pointwise pass over every element, at most 16 per thread.
+  const int64_t threads = l[1].grid[0] * l[1].grid[1] * l[1].block[0] * l[1].block[1];
+  CHECK(elements <= 16 * threads);
+  // At 8 channels (a statistics-only batch norm over [N, 8, H, W]) the split gives each row
+  // more blocks.
+  const std::string eight = R"({"fuserc": 1, "name": "bn8",
+      "symbols": {"N": {"hint": 4, "max": 4096}, "H": {"hint": 14, "max": 512},
+                  "W": {"hint": 14, "max": 512}},
+      "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", 8, "H", "W"]}],
+      "ops": [{"op": "var_mean", "args": ["x"], "out": ["v", "m"], "dims": [0, 2, 3],
+               "keepdim": true, "correction": 0},
+              {"op": "sub", "args": ["x", "m"], "out": "d"},
+              {"op": "add", "args": ["v", 1e-05], "out": "ve"},
+              {"op": "rsqrt", "args": ["ve"], "out": "r"},
+              {"op": "mul", "args": ["d", "r"], "out": "y"}],
+      "outputs": ["y"]})";
+  auto l8 = launches(eight, {{"N", 64}, {"H", 64}, {"W", 256}});
+  REQUIRE(l8.size() == 2);
+  CHECK(l8[0].grid[0] == 8);
+  CHECK(l8[0].grid[0] * l8[0].grid[1] >= 2 * 132);
+}

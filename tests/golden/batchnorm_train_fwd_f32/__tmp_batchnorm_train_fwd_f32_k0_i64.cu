@@ -1,31 +1,32 @@
-// fuserc: graph 'batchnorm_train_fwd_f32', kernel batchnorm_train_fwd_f32_k0_i64 (normalization)
-// computes: v, m = var_mean(x); d = sub(x, m); ve = add(v, 1e-05); r = rsqrt(ve); n = mul(d, r); w3 = reshape(weight); b3 = reshape(bias); nw = mul(n, w3); y = add(nw, b3); ms = reshape(m); vs = reshape(v); vn = mul(vs, size(H * N * W)); vu = div(vn, size(H * N * W - 1)); rm0 = mul(running_mean, 0.9); rm1 = mul(ms, 0.1); rm = add(rm0, rm1); rv0 = mul(running_var, 0.9); rv1 = mul(vu, 0.1); rv = add(rv0, rv1)
-// reduces [N, 64, H, W] over rows of H * N * W (64 rows), contiguous rows, 1024 threads per row, 1 row per block, 64-bit indexing
-extern "C" __global__ void __launch_bounds__(1024) batchnorm_train_fwd_f32_k0_i64(
+// fuserc: graph 'batchnorm_train_fwd_f32', kernel batchnorm_train_fwd_f32_k0_i64 (reduction)
+// computes: v, m = var_mean(x); ms = reshape(m); vs = reshape(v); vn = mul(vs, size(H * N * W)); vu = div(vn, size(H * N * W - 1)); rm0 = mul(running_mean, 0.9); rm1 = mul(ms, 0.1); rm = add(rm0, rm1); rv0 = mul(running_var, 0.9); rv1 = mul(vu, 0.1); rv = add(rv0, rv1)
+// reduces [N, 64, H, W] over rows of H * N * W (64 rows), contiguous rows, 256 threads per row, 1 row per block, rows split across blocks, 64-bit indexing
+extern "C" __global__ void __launch_bounds__(256) batchnorm_train_fwd_f32_k0_i64(
     const float* __restrict__ x,
-    const float* __restrict__ weight,
-    const float* __restrict__ bias,
     const float* running_mean,
     const float* running_var,
-    float* __restrict__ y,
+    float* __restrict__ v,
+    float* __restrict__ m,
     float* rm,
     float* rv,
+    fz_welford<float>* partials_v,
+    unsigned int* counters,
     long long H,
     long long N,
     long long W,
     long long fz_size0,
     long long fz_size1) {
-  __shared__ fz_welford<float> smem_v[32];
+  __shared__ fz_welford<float> smem_v[8];
   for (long long row_base = (long long)blockIdx.x; row_base < 64; row_base += (long long)gridDim.x) {
     const long long row = row_base;
     const bool active = true;
     fz_welford<float> acc_v = fz_welford_init<float>();
     if (active) {
-      for (long long k0 = (long long)threadIdx.x; k0 < H * N * W; k0 += 2048) {
+      for (long long k0 = (long long)blockIdx.y * 256 + (long long)threadIdx.x; k0 < H * N * W; k0 += (long long)gridDim.y * 512) {
         float held[2];
         #pragma unroll
         for (int u = 0; u < 2; ++u) {
-          const long long k = k0 + u * 1024;
+          const long long k = k0 + (long long)gridDim.y * u * 256;
           if (k < H * N * W) {
             const float x_v = x[k % W + W * (k / W % H) + H * W * row + H * W * (k / (H * W)) * 64];
             held[u] = x_v;
@@ -33,47 +34,43 @@ extern "C" __global__ void __launch_bounds__(1024) batchnorm_train_fwd_f32_k0_i6
         }
         #pragma unroll
         for (int u = 0; u < 2; ++u) {
-          const long long k = k0 + u * 1024;
+          const long long k = k0 + (long long)gridDim.y * u * 256;
           if (k < H * N * W) {
             acc_v = fz_welford_push(acc_v, held[u]);
           }
         }
       }
     }
-    acc_v = fz_row_reduce<1024>(acc_v, fz_welford_op(), smem_v);
-    const float v = fz_welford_var(acc_v, 0.0f);
-    const float m = fz_welford_mean(acc_v);
-    if (active) {
-      const float ve = (v + 1e-05f);
-      const float r = rsqrtf(ve);
-      const float weight_v = weight[row];
-      const float bias_v = bias[row];
-      for (long long k0_v = (long long)threadIdx.x; k0_v < H * N * W; k0_v += 2048) {
-        #pragma unroll
-        for (int u_v = 0; u_v < 2; ++u_v) {
-          const long long k = k0_v + u_v * 1024;
-          if (k < H * N * W) {
-            const float x_v2 = x[k % W + W * (k / W % H) + H * W * row + H * W * (k / (H * W)) * 64];
-            const float d = (x_v2 - m);
-            const float n = (d * r);
-            const float nw = (n * weight_v);
-            const float y_v = (nw + bias_v);
-            y[k % W + W * (k / W % H) + H * W * row + H * W * (k / (H * W)) * 64] = y_v;
-          }
+    acc_v = fz_row_reduce<256>(acc_v, fz_welford_op(), smem_v);
+    if (1 < (long long)gridDim.y) {
+      if (active && ((long long)threadIdx.x == 0)) {
+        partials_v[(long long)blockIdx.y + (long long)gridDim.y * row] = acc_v;
+      }
+      const bool last = fz_last_block(counters, row_base, (long long)gridDim.y);
+      if (!last) continue;
+      acc_v = fz_welford_init<float>();
+      if (active) {
+        for (int g = (long long)threadIdx.x; g < (long long)gridDim.y; g += 256) {
+          acc_v = fz_welford_combine(acc_v, fz_load_cg(partials_v, g + (long long)gridDim.y * row));
         }
       }
+      acc_v = fz_row_reduce<256>(acc_v, fz_welford_op(), smem_v);
     }
+    const float v_v = fz_welford_var(acc_v, 0.0f);
+    const float m_v = fz_welford_mean(acc_v);
     if (active && ((long long)threadIdx.x == 0)) {
       const float running_mean_v = running_mean[row];
       const float rm0 = (running_mean_v * 0.9f);
-      const float rm1 = (m * 0.1f);
+      const float rm1 = (m_v * 0.1f);
       const float rm_v = (rm0 + rm1);
       const float running_var_v = running_var[row];
       const float rv0 = (running_var_v * 0.9f);
-      const float vn = (v * (float)fz_size0);
+      const float vn = (v_v * (float)fz_size0);
       const float vu = (vn / (float)fz_size1);
       const float rv1 = (vu * 0.1f);
       const float rv_v = (rv0 + rv1);
+      v[row] = v_v;
+      m[row] = m_v;
       rm[row] = rm_v;
       rv[row] = rv_v;
     }
