@@ -244,6 +244,8 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     if name == "embedding":
         w, idx = ctx.tensor(0), ctx.tensor(1)
         return ctx.result(_index_select(ctx, w, 0, idx, ctx.out_shape()))
+    if name in ("triu", "tril"):
+        return _triangle(ctx, name)
     if name == "gather":
         x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
         return ctx.emit("gather", [x, idx], dim=dim % x.rank)
@@ -293,6 +295,27 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     if name == "copy_":
         return convert(ctx, "copy", overload)
     return None
+
+
+def _triangle(ctx, name):
+    """triu / tril: x where column - row >= diagonal (triu) or <= diagonal (tril), else 0; the
+    row and column numbers are `iota`s over the last two extents."""
+    x = ctx.tensor(0)
+    diagonal = ctx.const(1, "diagonal", 0)
+    if x.rank < 2:
+        ctx.fail(f"{name} of a tensor of rank {x.rank}")
+    if not isinstance(diagonal, int):
+        ctx.fail(f"{name} with a diagonal {diagonal!r} that is not an integer")
+    rows, cols = x.shape[-2], x.shape[-1]
+    r_len, c_len = _json_shape(ctx, [rows, cols], name)
+    row = ctx.tmp("iota", [], torch.int64, [rows], length=r_len, dtype=torch.int64)
+    row = ctx.tmp("unsqueeze", [row], torch.int64, [rows, Extent(1)], dim=1)
+    col = ctx.tmp("iota", [], torch.int64, [cols], length=c_len, dtype=torch.int64)
+    offset = ctx.tmp("sub", [col, row], torch.int64, [rows, cols])
+    keep = ctx.tmp("ge" if name == "triu" else "le", [offset, diagonal], torch.bool,
+                   [rows, cols])
+    zero = False if x.dtype == torch.bool else 0
+    return ctx.emit("where", [keep, x, zero])
 
 
 def _split(ctx, name):
