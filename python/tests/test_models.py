@@ -81,6 +81,23 @@ class LanguageModelTest(unittest.TestCase):
         self.assertEqual([i["name"] for i in masks],
                          ["transformer_h_0_attn_bias", "transformer_h_1_attn_bias"])
 
+    def test_gpt2_without_targets(self):
+        """nanoGPT's generation step: the logits of the last position (x[:, [-1], :], a
+        negative index) and no loss."""
+        torch.manual_seed(0)
+        m = models.GPT()
+        idx = tokens(2, 8)[0]
+        pkg = fuserc.compile(m, (idx,), dynamic={"idx": {0: "B", 1: "S"}}, ranges=SEQ,
+                             arch=["sm_80"])
+        for b, s in ((2, 8), (3, 16)):
+            idx = tokens(b, s)[0]
+            logits, loss = pkg(idx)
+            self.assertIsNone(loss)
+            with torch.no_grad():
+                want = m(idx)[0]
+            self.assertEqual(tuple(logits.shape), (b, 1, 64))
+            torch.testing.assert_close(logits, want, **TOL, msg=f"B={b}, S={s}")
+
     def test_llama(self):
         torch.manual_seed(0)
         m = models.Llama()
