@@ -127,11 +127,30 @@ class ResNetTest(unittest.TestCase):
         self.assertEqual(pad["value"], "-inf")
         pkg = fuserc.compile(m, (x,), dynamic=dynamic, constants="all", arch=["sm_80"])
         self.assertEqual([s.name for s in pkg.inputs], ["x"])
+        # The compiler folds each batch norm into the constant weights of its conv (the
+        # running statistics are gone from the package's constants).
+        constants = [c["name"] for c in pkg.constants]
+        self.assertEqual(sum(n.endswith("_weight_bn") for n in constants), 6, constants)
+        self.assertFalse([n for n in constants if "running" in n], constants)
         for b in (2, 3, 1):
             x = torch.randn(b, 3, 32, 32)
             with torch.no_grad():
                 want = m(x)
             torch.testing.assert_close(pkg(x), want, rtol=1e-4, atol=1e-4, msg=f"B={b}")
+
+    def test_pooling_variants(self):
+        def pools(x, y):
+            F = torch.nn.functional
+            return (F.max_pool2d(x, 3, stride=2, ceil_mode=True),
+                    F.max_pool2d(x, (2, 3), stride=(1, 2), padding=1, dilation=2),
+                    F.max_pool1d(y, 2), F.adaptive_avg_pool1d(y, 1))
+        x, y = torch.randn(2, 3, 8, 9), torch.randn(2, 4, 7)
+        pkg = fuserc.compile(pools, (x, y), dynamic={"x": {0: "B"}, "y": {0: "B"}},
+                             arch=["sm_80"])
+        for b in (2, 1):
+            x, y = torch.randn(b, 3, 8, 9), torch.randn(b, 4, 7)
+            for n, (got, want) in enumerate(zip(pkg(x, y), pools(x, y))):
+                torch.testing.assert_close(got, want, msg=f"output {n} at B={b}")
 
     def test_refusals_name_the_op_and_line(self):
         m = models.ResNet()  # training mode: updates its running statistics
