@@ -1,13 +1,13 @@
 """Owns the table from ATen ops to the contract's ops (docs/FUSION_FORMAT.md): elementwise ops,
 reductions, normalizations (softmax, layer norm) written with the contract's reductions, and
 in-place variants; views, shape ops, creation and random ops are in _aten_shape.py, products,
-convolution and nll_loss in _aten_products.py. convert(ctx)
+convolution and nll_loss in _aten_products.py, batch norm and pooling in _aten_nn.py. convert(ctx)
 returns the Value of one traced node (or a Multi / list for ops with several results)."""
 import operator
 
 import torch
 
-from . import _aten_products, _aten_shape, _convert
+from . import _aten_nn, _aten_products, _aten_shape, _convert
 from ._graph import Value, result_type
 from ._symbolic import Extent
 
@@ -231,6 +231,8 @@ def _constant(ctx):
 def _convert_functional(ctx, name, overload, full):  # noqa: C901
     g = ctx.g
     r = _aten_products.convert(ctx, name, overload)
+    if r is None:
+        r = _aten_nn.convert(ctx, name, overload)
     if r is not None:
         return r
     if name in _UNSUPPORTED_PRODUCTS:

@@ -20,21 +20,19 @@ def _json_shape(ctx, shape, what):
     for e in shape:
         j = e.json()
         if j is None:
-            ctx.fail(f"{what} has an extent {e} that a fuserc graph cannot name (only integers "
-                     "and symbols)")
+            ctx.fail(f"{what} has an extent {e} that a fuserc graph cannot name (only integers, "
+                     "symbols and integer expressions of them)")
         out.append(j)
     return out
 
 
 def _reshape_shape(ctx, shape):
-    """A reshape target: names where possible, one -1 for an extent the contract cannot name."""
-    out = [e.json() for e in shape]
-    unnamed = [k for k, j in enumerate(out) if j is None]
-    if len(unnamed) > 1:
-        ctx.fail(f"reshape to ({', '.join(map(str, shape))}): more than one extent is a "
-                 "product of symbols (a fuserc reshape can leave one as -1)")
-    for k in unnamed:
-        out[k] = -1
+    """A reshape target: the first extent that is a product of symbols as -1, any other as an
+    extent expression ("B*S")."""
+    out = _json_shape(ctx, shape, f"reshape to ({', '.join(map(str, shape))})")
+    compound = [k for k, e in enumerate(shape) if not e.is_name]
+    if compound:
+        out[compound[0]] = -1
     return out
 
 
@@ -47,15 +45,14 @@ def _bound(e, extent):
     if extent is not None and len(e.symbols) == 1 and e.coeff == 1 and \
             extent.symbol == e.symbols[0] and e.offset < 0:
         return e.offset
-    return None
+    return e.json()
 
 
 def _slice(ctx, x, dim, start, end, step=1):
     rank = x.rank
     dim = dim + rank if dim < 0 else dim
     starts = [0] * rank
-    ends = [x.shape[k].json() if x.shape[k].json() is not None else 2**62 - 1
-            for k in range(rank)]
+    ends = _json_shape(ctx, x.shape, "a sliced tensor")
     steps = [1] * rank
     big = Extent(2**62)
     if start is not None:
@@ -92,6 +89,15 @@ def _full(ctx, shape, value, dtype):
     return ctx.g.emit("full", [], ctx.base(), shape=_json_shape(ctx, shape, "a new tensor"),
                       value=value, dtype=dtype)
 
+
+
+def _wrap_negative(ctx, idx, extent):
+    """x[idx] counts a negative index from the end (PyTorch's indexing; the contract's
+    index_select needs [0, extent)): where(idx < 0, idx + extent, idx)."""
+    n = extent.constant if extent.is_constant else ctx.conv.size_value(ctx, extent)
+    neg = ctx.tmp("lt", [idx, 0], torch.bool, idx.shape)
+    moved = ctx.tmp("add", [idx, n], idx.dtype, idx.shape)
+    return ctx.tmp("where", [neg, moved, idx], idx.dtype, idx.shape)
 
 
 def _index_select(ctx, x, dim, idx, out_shape):
@@ -240,10 +246,14 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         given = [k for k, t in enumerate(indices) if t is not None]
         if len(given) != 1 or indices[given[0]].dtype not in (torch.int32, torch.int64):
             raise ctx.unsupported("indexing with several index tensors or a mask")
-        return ctx.result(_index_select(ctx, x, given[0], indices[given[0]], ctx.out_shape()))
+        dim = given[0]
+        idx = _wrap_negative(ctx, indices[dim], x.shape[dim])
+        return ctx.result(_index_select(ctx, x, dim, idx, ctx.out_shape()))
     if name == "embedding":
         w, idx = ctx.tensor(0), ctx.tensor(1)
         return ctx.result(_index_select(ctx, w, 0, idx, ctx.out_shape()))
+    if name in ("triu", "tril"):
+        return _triangle(ctx, name)
     if name == "gather":
         x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
         return ctx.emit("gather", [x, idx], dim=dim % x.rank)
@@ -293,6 +303,27 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     if name == "copy_":
         return convert(ctx, "copy", overload)
     return None
+
+
+def _triangle(ctx, name):
+    """triu / tril: x where column - row >= diagonal (triu) or <= diagonal (tril), else 0; the
+    row and column numbers are `iota`s over the last two extents."""
+    x = ctx.tensor(0)
+    diagonal = ctx.const(1, "diagonal", 0)
+    if x.rank < 2:
+        ctx.fail(f"{name} of a tensor of rank {x.rank}")
+    if not isinstance(diagonal, int):
+        ctx.fail(f"{name} with a diagonal {diagonal!r} that is not an integer")
+    rows, cols = x.shape[-2], x.shape[-1]
+    r_len, c_len = _json_shape(ctx, [rows, cols], name)
+    row = ctx.tmp("iota", [], torch.int64, [rows], length=r_len, dtype=torch.int64)
+    row = ctx.tmp("unsqueeze", [row], torch.int64, [rows, Extent(1)], dim=1)
+    col = ctx.tmp("iota", [], torch.int64, [cols], length=c_len, dtype=torch.int64)
+    offset = ctx.tmp("sub", [col, row], torch.int64, [rows, cols])
+    keep = ctx.tmp("ge" if name == "triu" else "le", [offset, diagonal], torch.bool,
+                   [rows, cols])
+    zero = False if x.dtype == torch.bool else 0
+    return ctx.emit("where", [keep, x, zero])
 
 
 def _split(ctx, name):

@@ -77,6 +77,13 @@ def _literal(v):
     return v
 
 
+def _attr_number(v):
+    """A number attribute (`value` of full and pad): the strings "inf", "-inf", "nan" for the
+    floats JSON has no literal for (an argument writes them as {"value": ...})."""
+    v = _literal(v)
+    return v["value"] if isinstance(v, dict) else v
+
+
 def constant_data(t):
     """A tensor's values as the contract's `data`: nested lists in row-major order, with
     "inf", "-inf" and "nan" for the floats JSON has no literal for. A rank-0 tensor's value is
@@ -141,7 +148,7 @@ class GraphBuilder:
         for k, v in attrs.items():
             if v is not None:
                 entry[k] = NAME_OF[v] if isinstance(v, torch.dtype) else \
-                    (_literal(v) if k == "value" else v)
+                    (_attr_number(v) if k == "value" else v)
         entry["out"] = names[0] if outs == 1 else names
         self.ops.append(entry)
         return names[0] if outs == 1 else names

@@ -52,8 +52,25 @@ class Extent:
         return None
 
     def json(self):
-        """An int or a symbol name (what a contract shape may hold), else None."""
-        return self.constant if self.is_constant else self.symbol
+        """What a contract shape holds for this extent: an int, a symbol name, or an extent
+        expression ("B*S", "4*B", "S+1"); None for a fraction (which no graph can name)."""
+        if self.is_constant:
+            return self.constant
+        if self.coeff.denominator != 1 or self.coeff <= 0:
+            return None
+        if self.symbol is not None:
+            return self.symbol
+        text = "*".join(self.symbols)
+        if self.coeff != 1:
+            text = f"{int(self.coeff)}*{text}"
+        if self.offset:
+            text += f"{self.offset:+d}"
+        return text
+
+    @property
+    def is_name(self):
+        """An int or a single symbol (no expression)."""
+        return self.is_constant or self.symbol is not None
 
     def __eq__(self, other):
         return (isinstance(other, Extent) and self.coeff == other.coeff and

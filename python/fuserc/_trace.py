@@ -19,6 +19,8 @@ from . import _symbolic
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
 _WRAPPER = "_fuserc_call_user_function"
+# fuserc functions that run inside the wrapper, between it and the user's code.
+_INNER_FUSERC_FRAMES = ("forward_with_parameters",)
 
 
 class ExportError(ValueError):
@@ -365,7 +367,10 @@ def user_location(node):
     if wrapper:
         w = wrapper[0]
         # Which side of the wrapper is deeper: the side without the callers of fuserc.
-        before = [f for f in frames[:w] if f[0].startswith(_FUSERC_DIR)]
+        # (fuserc's own frames between the wrapper and the user's code, such as a module's
+        # forward_with_parameters, do not count.)
+        before = [f for f in frames[:w] if f[0].startswith(_FUSERC_DIR) and
+                  f[2] not in _INNER_FUSERC_FRAMES]
         deeper = frames[w + 1:] if before else list(reversed(frames[:w]))
         candidates = [f for f in deeper if user(f)]
         pick = candidates[-1] if candidates else None

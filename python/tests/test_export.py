@@ -148,8 +148,8 @@ class ExportTest(unittest.TestCase):
     def test_imports_go_one_way(self):
         import ast
         pkg_dir = os.path.dirname(fuserc.__file__)
-        layers = ["export", "_module", "_aten", "_aten_products", "_aten_shape", "_convert",
-                  "_trace", "_graph", "_symbolic"]
+        layers = ["export", "_module", "_aten", "_aten_nn", "_aten_products", "_aten_shape",
+                  "_convert", "_trace", "_graph", "_symbolic"]
         for k, mod in enumerate(layers):
             with open(os.path.join(pkg_dir, mod + ".py")) as f:
                 tree = ast.parse(f.read())
@@ -199,10 +199,32 @@ class ExportTest(unittest.TestCase):
                                    torch.zeros(10, 2, dtype=torch.int64)),
                           dynamic={"idx": {0: "K"}})
         ops = {op["op"]: op for op in g["ops"]}
-        self.assertEqual(ops["index_select"]["args"], ["table", "idx"])
+        # x[idx] counts negative indices from the end: where(idx < 0, idx + 10, idx).
+        self.assertEqual([ops[o]["args"] for o in ("lt", "add", "where")],
+                         [["idx", 0], ["idx", 10], [ops["lt"]["out"], ops["add"]["out"], "idx"]])
+        self.assertEqual(ops["index_select"]["args"], ["table", ops["where"]["out"]])
         self.assertEqual(ops["index_select"]["dim"], 0)
         self.assertEqual(ops["gather"]["args"], ["table", "pos"])
         self.assertEqual(ops["gather"]["dim"], 1)
+
+    def test_sizes_that_are_expressions_of_symbols(self):
+        def flat_tokens(x):
+            b, s, h = x.shape
+            flat = x.reshape(b * s, h) * torch.arange(b * s, dtype=torch.float32)[:, None]
+            grid = x.unsqueeze(0).expand(s, b, s, h).reshape(s * b, s * h)
+            return flat + torch.ones(b * s, 1), grid, x[:, [-1, 0], :]
+        x = torch.randn(2, 3, 4)
+        g = fuserc.export(flat_tokens, (x,), dynamic={"x": {0: "B", 1: "S"}})
+        ops = g["ops"]
+        self.assertIn({"op": "iota", "args": [], "length": "B*S", "start": 0, "step": 1,
+                       "dtype": "f32", "out": "arange"}, ops)
+        self.assertIn(["B*S", 1], [op.get("shape") for op in ops if op["op"] == "full"])
+        self.assertIn([-1, "4*S"], [op.get("shape") for op in ops if op["op"] == "reshape"])
+        pkg = fuserc.compile(flat_tokens, (x,), dynamic={"x": {0: "B", 1: "S"}}, arch=["sm_80"])
+        for b, s in ((2, 3), (1, 5)):
+            x = torch.randn(b, s, 4)
+            for n, (got, want) in enumerate(zip(pkg(x), flat_tokens(x))):
+                torch.testing.assert_close(got, want, msg=f"output {n} at B={b}, S={s}")
 
     def test_symbol_ranges_and_names(self):
         def f(x):

@@ -1,0 +1,175 @@
+"""Owns the part of the ATen-to-contract table (see _aten.py) for the layers of convolutional
+networks in inference, written with the contract's elementwise ops, slices and reductions:
+batch norm with running statistics (native_batch_norm with training=False,
+_native_batch_norm_legit_no_training) as (x - mean) * rsqrt(var + eps) * weight + bias, max
+pooling as a `pad` with -inf and one strided `slice` per kernel position combined by `maximum`,
+and adaptive average pooling to 1x1 as a `mean` over the spatial dims. convert(ctx, name,
+overload) returns None for other ops."""
+import itertools
+
+import torch
+
+from . import _convert
+from ._aten_shape import _cast
+from ._graph import Value
+from ._symbolic import Extent
+
+_HALF = (torch.float16, torch.bfloat16)
+_F32 = torch.float32
+
+
+def _per_channel(ctx, v, x, dtype):
+    """A [C] statistic or affine parameter shaped [C, 1, ...] to broadcast against x [N, C,
+    *spatial] (cast to the dtype of the computation)."""
+    v = _cast(ctx, v, dtype)
+    c = v.shape[0]
+    extra = x.rank - 2
+    if extra <= 0:
+        return v
+    shape = [c] + [Extent(1)] * extra
+    return ctx.tmp("reshape", [v], dtype, shape, shape=[c.json()] + [1] * extra)
+
+
+def _batch_norm(ctx, name):
+    x = ctx.tensor(0)
+    w = ctx.arg(1, "weight", None)
+    b = ctx.arg(2, "bias", None)
+    mean = ctx.arg(3, "running_mean", None)
+    var = ctx.arg(4, "running_var", None)
+    if name == "_native_batch_norm_legit_no_training":
+        training = False
+        eps = ctx.const(6, "eps")
+    else:
+        training = ctx.const(5, "training")
+        eps = ctx.const(7, "eps")
+    if training or not isinstance(mean, Value) or not isinstance(var, Value):
+        ctx.fail("batch norm with batch statistics (training mode, or no running statistics) "
+                 "is not supported: call .eval() on the module before exporting")
+    if x.rank < 2 or not x.dtype.is_floating_point:
+        ctx.fail(f"batch norm of a {x.dtype} tensor of rank {x.rank}")
+    acc = _F32 if x.dtype in _HALF else x.dtype
+    xf = _cast(ctx, x, acc)
+    mean = _per_channel(ctx, mean, x, acc)
+    var = _per_channel(ctx, var, x, acc)
+    kshape = mean.shape
+    rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [var, float(eps)], acc, kshape)], acc, kshape)
+    y = ctx.tmp("mul", [ctx.tmp("sub", [xf, mean], acc, x.shape), rstd], acc, x.shape)
+    if isinstance(w, Value):
+        y = ctx.tmp("mul", [y, _per_channel(ctx, w, x, acc)], acc, x.shape)
+    if isinstance(b, Value):
+        y = ctx.tmp("add", [y, _per_channel(ctx, b, x, acc)], acc, x.shape)
+    out = _cast(ctx, y, x.dtype)
+    # The saved mean and inverse std (for a backward pass) are not expressed; nothing in
+    # inference reads them.
+    why = _convert.Unsupported(ctx.conv.describe(
+        ctx.node, "cannot express the saved statistics of batch norm in a fuserc graph"))
+    return _convert.Multi([lambda c: c.result(out.name) if out.dtype == c.out_dtype()
+                           else _cast(c, out, c.out_dtype()), why, why])
+
+
+def _pool_params(ctx, n, values, what, default):
+    v = list(values) if isinstance(values, (list, tuple)) else [values]
+    if not v:
+        v = list(default)
+    if len(v) == 1:
+        v = v * n
+    if len(v) != n or not all(isinstance(k, int) and not isinstance(k, bool) for k in v):
+        ctx.fail(f"a max pooling {what} {values!r} for {n} spatial dims")
+    return v
+
+
+def _pooled_size(size, kernel, stride, padding, dilation, ceil_mode):
+    """PyTorch's output extent of pooling (pooling_output_shape)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def _max_pool(ctx, name):
+    x = ctx.tensor(0)
+    ceil_mode = ctx.const(5, "ceil_mode", False)
+    n = int(name[len("max_pool")])  # max_pool1d / 2d / 3d (_with_indices)
+    if x.rank not in (n + 1, n + 2):
+        ctx.fail(f"max pooling over {n} spatial dims of a tensor of rank {x.rank}")
+    kernel = _pool_params(ctx, n, ctx.const(1, "kernel_size"), "kernel size", ())
+    stride = _pool_params(ctx, n, ctx.const(2, "stride", []), "stride", kernel)
+    padding = _pool_params(ctx, n, ctx.const(3, "padding", 0), "padding", (0,) * n)
+    dilation = _pool_params(ctx, n, ctx.const(4, "dilation", 1), "dilation", (1,) * n)
+    if not x.dtype.is_floating_point:
+        raise ctx.unsupported("max pooling of an integer tensor")
+    spatial = list(range(x.rank - n, x.rank))
+    out_shape = list(x.shape)
+    pads = [[0, 0] for _ in range(x.rank)]
+    ends = []
+    for k, d in enumerate(spatial):
+        size = x.shape[d].constant
+        if size is None:
+            ctx.fail(f"max pooling over a symbolic spatial extent ({x.shape[d]}); fuserc maps "
+                     "pooling over fixed spatial sizes (a symbolic batch is fine)")
+        out = _pooled_size(size, kernel[k], stride[k], padding[k], dilation[k], ceil_mode)
+        if out < 1:
+            ctx.fail(f"max pooling of an extent {size} to nothing")
+        out_shape[d] = Extent(out)
+        # Every window lies inside the padded input: the left padding, the input, and on the
+        # right the padding (or, with ceil_mode, what the last window needs; negative crops).
+        span = (out - 1) * stride[k] + dilation[k] * (kernel[k] - 1) + 1
+        pads[d] = [padding[k], span - size - padding[k]]
+        ends.append(span)
+    padded_shape = [e if d not in spatial else Extent(ends[spatial.index(d)])
+                    for d, e in enumerate(x.shape)]
+    src = x
+    if any(p != [0, 0] for p in pads):
+        src = ctx.tmp("pad", [x], x.dtype, padded_shape, pads=pads, value=float("-inf"))
+    best = None
+    for offsets in itertools.product(*[range(k) for k in kernel]):
+        starts = [0] * x.rank
+        stops = [e.json() for e in padded_shape]
+        steps = [1] * x.rank
+        for k, d in enumerate(spatial):
+            starts[d] = offsets[k] * dilation[k]
+            stops[d] = starts[d] + (out_shape[d].constant - 1) * stride[k] + 1
+            steps[d] = stride[k]
+        if any(s is None for s in stops):
+            ctx.fail("max pooling of a tensor with an extent that a fuserc graph cannot name")
+        window = ctx.tmp("slice", [src], x.dtype, out_shape, starts=starts, ends=stops,
+                         steps=steps)
+        best = window if best is None else ctx.tmp("maximum", [best, window], x.dtype, out_shape)
+    values = best
+    indices = _convert.Unsupported(ctx.conv.describe(
+        ctx.node, "cannot express the indices of max pooling (return_indices=True) in a "
+                  "fuserc graph"))
+    if name.endswith("_with_indices"):
+        return _convert.Multi([lambda c: c.result(values.name), indices])
+    return ctx.result(values.name)
+
+
+def _adaptive_avg_pool(ctx, name):
+    x = ctx.tensor(0)
+    size = ctx.const(1, "output_size")
+    size = list(size) if isinstance(size, (list, tuple)) else [size]
+    n = len(size)
+    if any(s != 1 for s in size):
+        ctx.fail(f"adaptive average pooling to {tuple(size)}: fuserc maps only an output size "
+                 "of 1 per spatial dim (a mean over the spatial dims)")
+    if not x.dtype.is_floating_point:
+        ctx.fail(f"adaptive average pooling of a {x.dtype} tensor")
+    dims = list(range(x.rank - n, x.rank))
+    return ctx.emit("mean", [x], dims=dims, keepdim=True)
+
+
+def convert(ctx, name, overload):
+    if name in ("native_batch_norm", "_native_batch_norm_legit_no_training",
+                "_native_batch_norm_legit"):
+        if name == "_native_batch_norm_legit":
+            ctx.fail("batch norm with batch statistics (training mode) is not supported: call "
+                     ".eval() on the module before exporting")
+        return _batch_norm(ctx, name)
+    if name in ("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+                "max_pool2d_with_indices", "max_pool3d_with_indices"):
+        return _max_pool(ctx, name)
+    if name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+                "_adaptive_avg_pool2d", "_adaptive_avg_pool3d"):
+        return _adaptive_avg_pool(ctx, name)
+    return None

@@ -1,0 +1,188 @@
+"""Whole models (models.py) exported in one call each, compiled, and called on CPU tensors (the
+emulator) at several sizes of their symbolic extents: a GPT-2 and a LLaMA written as nanoGPT and
+LLaMA's reference code write them, forward(idx, targets) -> (logits, loss) with a symbolic batch
+and sequence, and a torchvision-style ResNet in inference with a symbolic batch."""
+import collections
+import unittest
+
+import torch
+
+import fuserc
+import models
+
+# f32 throughout; the package's products and reductions run in another order than PyTorch's.
+TOL = {"rtol": 1e-4, "atol": 1e-5}
+SEQ = {"S": (1, 16)}  # the models' tables (positions, causal mask, rotary) have 16 rows
+
+
+def tokens(b, s, vocab=64, seed=0, ignore=False):
+    g = torch.Generator().manual_seed(seed * 1000 + b * 31 + s)
+    idx = torch.randint(0, vocab, (b, s), generator=g)
+    targets = torch.randint(0, vocab, (b, s), generator=g)
+    if ignore and targets.numel() > 1:
+        targets[0, 0] = -1  # ignore_index=-1: left out of the mean
+    return idx, targets
+
+
+def op_counts(graph):
+    return collections.Counter(op["op"] for op in graph["ops"])
+
+
+class LanguageModelTest(unittest.TestCase):
+    SIZES = ((2, 8), (3, 16), (1, 5))
+
+    def check_language_model(self, m, first):
+        """Exports m in one call with a symbolic batch and sequence, compiles it, and compares
+        pkg(idx, targets) with m(idx, targets) at SIZES; then changes a weight in place."""
+        dynamic = {first: {0: "B", 1: "S"}, "targets": {0: "B", 1: "S"}}
+        example = tokens(2, 8)
+        graph = fuserc.export(m, example, dynamic=dynamic, ranges=SEQ)
+        self.assertEqual([i["shape"] for i in graph["inputs"][:2]], [["B", "S"], ["B", "S"]])
+        self.assertEqual(graph["symbols"]["S"], {"hint": 8, "min": 1, "max": 16})
+        self.assertEqual(len(graph["outputs"]), 2)  # logits, loss
+        pkg = fuserc.compile(m, example, dynamic=dynamic, ranges=SEQ, arch=["sm_80"])
+        self.assertEqual([s.name for s in pkg.inputs[:2]], [first, "targets"])
+        self.assertEqual(set(pkg.parameters.values()), {q for q, _ in m.named_parameters()})
+        for b, s in self.SIZES:
+            idx, targets = tokens(b, s, ignore=True)
+            logits, loss = pkg(idx, targets)
+            with torch.no_grad():
+                want_logits, want_loss = m(idx, targets)
+            self.assertEqual(tuple(logits.shape), (b, s, 64))
+            torch.testing.assert_close(logits, want_logits, **TOL, msg=f"logits at B={b}, S={s}")
+            torch.testing.assert_close(loss, want_loss, **TOL, msg=f"loss at B={b}, S={s}")
+        # The package reads the module's parameters at each call.
+        idx, targets = tokens(2, 6, seed=1)
+        before = pkg(idx, targets)[0]
+        head = m.lm_head if hasattr(m, "lm_head") else m.output
+        with torch.no_grad():
+            head.weight.mul_(1.5)
+            want = m(idx, targets)
+        after = pkg(idx, targets)
+        self.assertFalse(torch.allclose(before, after[0]))
+        torch.testing.assert_close(after[0], want[0], **TOL)
+        torch.testing.assert_close(after[1], want[1], **TOL)
+        return graph
+
+    def test_gpt2(self):
+        torch.manual_seed(0)
+        m = models.GPT()
+        graph = self.check_language_model(m, "idx")
+        ops = op_counts(graph)
+        # Per block: c_attn, c_proj, c_fc, mlp c_proj; and the tied lm_head.
+        self.assertEqual(ops["linear"], 4 * 2 + 1)
+        self.assertEqual(ops["matmul"], 2 * 2)  # q @ k^T, att @ v per block
+        self.assertEqual(ops["gelu"], 2)
+        self.assertEqual(ops["gather"], 1)  # cross-entropy
+        names = [i["name"] for i in graph["inputs"]]
+        self.assertIn("transformer_wte_weight", names)  # the tied weight: one input
+        self.assertNotIn("lm_head_weight", names)
+        masks = [i for i in graph["inputs"] if "data" in i]
+        self.assertEqual([i["name"] for i in masks],
+                         ["transformer_h_0_attn_bias", "transformer_h_1_attn_bias"])
+
+    def test_gpt2_without_targets(self):
+        """nanoGPT's generation step: the logits of the last position (x[:, [-1], :], a
+        negative index) and no loss."""
+        torch.manual_seed(0)
+        m = models.GPT()
+        idx = tokens(2, 8)[0]
+        pkg = fuserc.compile(m, (idx,), dynamic={"idx": {0: "B", 1: "S"}}, ranges=SEQ,
+                             arch=["sm_80"])
+        for b, s in ((2, 8), (3, 16)):
+            idx = tokens(b, s)[0]
+            logits, loss = pkg(idx)
+            self.assertIsNone(loss)
+            with torch.no_grad():
+                want = m(idx)[0]
+            self.assertEqual(tuple(logits.shape), (b, 1, 64))
+            torch.testing.assert_close(logits, want, **TOL, msg=f"B={b}, S={s}")
+
+    def test_llama(self):
+        torch.manual_seed(0)
+        m = models.Llama()
+        graph = self.check_language_model(m, "tokens")
+        ops = op_counts(graph)
+        self.assertEqual(ops["linear"], 7 * 2 + 1)  # wq wk wv wo w1 w2 w3 per layer, output
+        self.assertEqual(ops["silu"], 2)
+        self.assertEqual([i["name"] for i in graph["inputs"] if "data" in i],
+                         ["rope_cos", "rope_sin"])  # the rotary tables: constants
+        self.assertTrue(any(op["op"] == "iota" for op in graph["ops"]))  # triu's mask
+
+
+class ResNetTest(unittest.TestCase):
+    def test_resnet_in_inference(self):
+        torch.manual_seed(0)
+        m = models.ResNet().eval()
+        x = torch.randn(2, 3, 32, 32)
+        dynamic = {"x": {0: "B"}}
+        graph = fuserc.export(m, (x,), dynamic=dynamic, constants="all")
+        self.assertEqual([i["name"] for i in graph["inputs"] if "data" not in i], ["x"])
+        ops = op_counts(graph)
+        self.assertEqual(ops["conv"], 6)  # stem, 2 per block, the projection
+        self.assertEqual(ops["maximum"], 8)  # a 3x3 max pool: 9 windows
+        self.assertEqual(ops["mean"], 1)  # adaptive average pooling to 1x1
+        self.assertEqual(ops["rsqrt"], 6)  # one per batch norm
+        pad = next(op for op in graph["ops"] if op["op"] == "pad")
+        self.assertEqual(pad["value"], "-inf")
+        pkg = fuserc.compile(m, (x,), dynamic=dynamic, constants="all", arch=["sm_80"])
+        self.assertEqual([s.name for s in pkg.inputs], ["x"])
+        # The compiler folds each batch norm into the constant weights of its conv (the
+        # running statistics are gone from the package's constants).
+        constants = [c["name"] for c in pkg.constants]
+        self.assertEqual(sum(n.endswith("_weight_bn") for n in constants), 6, constants)
+        self.assertFalse([n for n in constants if "running" in n], constants)
+        for b in (2, 3, 1):
+            x = torch.randn(b, 3, 32, 32)
+            with torch.no_grad():
+                want = m(x)
+            torch.testing.assert_close(pkg(x), want, rtol=1e-4, atol=1e-4, msg=f"B={b}")
+
+    def test_pooling_variants(self):
+        def pools(x, y):
+            F = torch.nn.functional
+            return (F.max_pool2d(x, 3, stride=2, ceil_mode=True),
+                    F.max_pool2d(x, (2, 3), stride=(1, 2), padding=1, dilation=2),
+                    F.max_pool1d(y, 2), F.adaptive_avg_pool1d(y, 1))
+        x, y = torch.randn(2, 3, 8, 9), torch.randn(2, 4, 7)
+        pkg = fuserc.compile(pools, (x, y), dynamic={"x": {0: "B"}, "y": {0: "B"}},
+                             arch=["sm_80"])
+        for b in (2, 1):
+            x, y = torch.randn(b, 3, 8, 9), torch.randn(b, 4, 7)
+            for n, (got, want) in enumerate(zip(pkg(x, y), pools(x, y))):
+                torch.testing.assert_close(got, want, msg=f"output {n} at B={b}")
+
+    def test_refusals_name_the_op_and_line(self):
+        m = models.ResNet()  # training mode: updates its running statistics
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(m, (torch.randn(2, 3, 32, 32),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertIn("updates buffer 'bn1_num_batches_tracked' in place", msg[0])
+        self.assertIn("call .eval() first", msg[0])
+        self.assertRegex(msg[1], r"models\.py:\d+ in forward: x = self\.bn1\(x\)")
+
+        def batch_statistics(x):
+            return torch.nn.functional.batch_norm(x, None, None, training=True)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(batch_statistics, (torch.randn(2, 3, 4, 4),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertIn("batch norm with batch statistics (training mode, or no running "
+                      "statistics) is not supported: call .eval()", msg[0])
+        self.assertRegex(msg[1], r"test_models\.py:\d+ in batch_statistics: return torch")
+
+        def pooled(x):
+            return torch.nn.functional.adaptive_avg_pool2d(x, (2, 2))
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(pooled, (torch.randn(1, 2, 8, 8),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertIn("adaptive average pooling to (2, 2): fuserc maps only an output size of 1",
+                      msg[0])
+        self.assertRegex(msg[1], r"test_models\.py:\d+ in pooled: return torch\.nn\.functional"
+                                 r"\.adaptive_avg_pool2d\(x, \(2, 2\)\)")
+
+
+if __name__ == "__main__":
+    unittest.main()
