@@ -96,6 +96,8 @@ case "$mode" in
     "$fuserc" eval examples/bias_gelu.json --inputs "$work/in.safetensors" \
       --outputs "$work/reference.safetensors"
     FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 examples/python/export_and_call.py
+    FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 examples/python/export_module.py
+    FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 examples/python/export_gpt.py
     { set +x; } 2>/dev/null
     echo "setup: example done: $work/bias_gelu.fpkg, its outputs in $work/out.safetensors"
     ;;
