@@ -3,6 +3,7 @@ emulator) at several sizes of their symbolic extents: a GPT-2 and a LLaMA writte
 LLaMA's reference code write them, forward(idx, targets) -> (logits, loss) with a symbolic batch
 and sequence, and a torchvision-style ResNet in inference with a symbolic batch."""
 import collections
+import copy
 import unittest
 
 import torch
@@ -152,25 +153,57 @@ class ResNetTest(unittest.TestCase):
             for n, (got, want) in enumerate(zip(pkg(x, y), pools(x, y))):
                 torch.testing.assert_close(got, want, msg=f"output {n} at B={b}")
 
-    def test_refusals_name_the_op_and_line(self):
-        m = models.ResNet()  # training mode: updates its running statistics
-        with self.assertRaises(fuserc.ExportError) as e:
-            fuserc.export(m, (torch.randn(2, 3, 32, 32),))
-        msg = str(e.exception).splitlines()
-        self.assertEqual(len(msg), 2)
-        self.assertIn("updates buffer 'bn1_num_batches_tracked' in place", msg[0])
-        self.assertIn("call .eval() first", msg[0])
-        self.assertRegex(msg[1], r"models\.py:\d+ in forward: x = self\.bn1\(x\)")
+    def test_batch_norm_in_training_updates_the_buffers(self):
+        """conv-bn-relu in train(): the batch's statistics normalize, and the running
+        statistics and num_batches_tracked are inputs written in place (aliases) that the
+        package passes itself, so pkg(x) updates the module's buffers as forward does."""
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                                torch.nn.ReLU()).train()
+        ref = copy.deepcopy(m)
+        x = torch.randn(2, 3, 5, 5)
+        dynamic = {"input": {0: "N"}}
+        graph = fuserc.export(m, (x,), dynamic=dynamic)
+        state = ["p_1_num_batches_tracked", "p_1_running_mean", "p_1_running_var"]
+        self.assertEqual(graph.buffers, {"p_1_num_batches_tracked": "1.num_batches_tracked",
+                                         "p_1_running_mean": "1.running_mean",
+                                         "p_1_running_var": "1.running_var"})
+        self.assertEqual(sorted(graph["aliases"].values()), state)
+        self.assertFalse([i["name"] for i in graph["inputs"] if "data" in i])
+        # The unbiased variance: the biased one times n / (n - 1), n = N*5*5 a size literal.
+        sizes = [a["size"] for op in graph["ops"] for a in op["args"] if isinstance(a, dict)]
+        self.assertEqual(sizes, ["25*N", "25*N-1"])
+        pkg = fuserc.compile(m, (x,), dynamic=dynamic, arch=["sm_80"])
+        self.assertEqual([s.name for s in pkg.inputs][-3:], state)
+        for b in (2, 3):
+            x = torch.randn(b, 3, 5, 5)
+            y = pkg(x)
+            want = ref(x).detach()
+            torch.testing.assert_close(y, want, **TOL, msg=f"output at N={b}")
+            for (n, got), (_, want) in zip(m.named_buffers(), ref.named_buffers()):
+                torch.testing.assert_close(got, want, **TOL, msg=f"{n} after N={b}")
+        self.assertEqual(int(m[1].num_batches_tracked), 2)
 
-        def batch_statistics(x):
+        def batch_statistics(x):  # no running statistics: nothing updated
             return torch.nn.functional.batch_norm(x, None, None, training=True)
+        x = torch.randn(2, 3, 4)
+        torch.testing.assert_close(fuserc.compile(batch_statistics, (x,), arch=["sm_80"])(x),
+                                   batch_statistics(x), **TOL)
+
+    def test_refusals_name_the_op_and_line(self):
+        counter = torch.zeros(3)
+
+        def updates_a_closed_over_tensor(x):
+            counter.add_(1)  # neither an input nor a module's buffer
+            return x + counter
         with self.assertRaises(fuserc.ExportError) as e:
-            fuserc.export(batch_statistics, (torch.randn(2, 3, 4, 4),))
+            fuserc.export(updates_a_closed_over_tensor, (torch.randn(3),))
         msg = str(e.exception).splitlines()
         self.assertEqual(len(msg), 2)
-        self.assertIn("batch norm with batch statistics (training mode, or no running "
-                      "statistics) is not supported: call .eval()", msg[0])
-        self.assertRegex(msg[1], r"test_models\.py:\d+ in batch_statistics: return torch")
+        self.assertIn("aten.add_.Tensor ('add_'): updates a tensor in place, which is neither an "
+                      "input of the function nor a buffer of the module", msg[0])
+        self.assertRegex(msg[1], r"test_models\.py:\d+ in updates_a_closed_over_tensor: "
+                                 r"counter\.add_\(1\)")
 
         def pooled(x):
             return torch.nn.functional.adaptive_avg_pool2d(x, (2, 2))
