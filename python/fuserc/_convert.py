@@ -23,6 +23,16 @@ class Unsupported:
         self.message = message
 
 
+class MaskedSelect(Unsupported):
+    """masked_select's result, whose extent depends on the mask's values: only a sum or a mean
+    of it is expressed (of `x` where `mask`, broadcast together); any other use is refused."""
+
+    def __init__(self, message, x, mask):
+        super().__init__(message)
+        self.x = x
+        self.mask = mask
+
+
 class Multi:
     """An op with several results, each made when a getitem asks for it: items[i](ctx)."""
 

@@ -4,6 +4,7 @@ LLaMA's reference code write them, forward(idx, targets) -> (logits, loss) with 
 and sequence, and a torchvision-style ResNet in inference with a symbolic batch."""
 import collections
 import copy
+import functools
 import unittest
 
 import torch
@@ -109,6 +110,45 @@ class LanguageModelTest(unittest.TestCase):
         self.assertEqual([i["name"] for i in graph["inputs"] if "data" in i],
                          ["rope_cos", "rope_sin"])  # the rotary tables: constants
         self.assertTrue(any(op["op"] == "iota" for op in graph["ops"]))  # triu's mask
+
+
+class LabelSmoothingTest(unittest.TestCase):
+    def test_cross_entropy_with_label_smoothing(self):
+        """PyTorch 1.13 writes it with index_put_ (a boolean mask, a number: a `where`) and
+        masked_select(...).mean(), whose extent depends on the mask: written as
+        sum(where(mask, x, 0)) / sum(mask)."""
+        def loss(x, t, reduction):
+            return torch.nn.functional.cross_entropy(x, t, label_smoothing=0.1, ignore_index=-1,
+                                                     reduction=reduction)
+        x, t = torch.randn(4, 5), torch.randint(0, 5, (4,))
+        dynamic = {"x": {0: "N"}, "t": {0: "N"}}
+        for reduction in ("mean", "sum"):
+            fn = functools.partial(loss, reduction=reduction)
+            graph = fuserc.export(fn, (x, t), dynamic=dynamic, name="ce")
+            pkg = fuserc.compile(graph, arch=["sm_80"])
+            for n, ignored in ((4, 0), (7, 3), (3, 3)):  # none, some, all ignored
+                x, t = torch.randn(n, 5), torch.randint(0, 5, (n,))
+                t[:ignored] = -1
+                torch.testing.assert_close(pkg(x, t), fn(x, t), **TOL, equal_nan=True,
+                                           msg=f"{reduction} at N={n}, {ignored} ignored")
+
+        def fill(x, m):
+            x = x.clone()
+            x[m] = 0.5  # index_put_ with a boolean mask over the leading dims
+            return x, x.masked_select(m.unsqueeze(-1)).sum()
+        x, m = torch.randn(4, 3), torch.tensor([True, False, True, False])
+        for got, want in zip(fuserc.compile(fill, (x, m), arch=["sm_80"])(x, m), fill(x, m)):
+            torch.testing.assert_close(got, want)
+
+        def selected(x):
+            return torch.masked_select(x, x > 0) * 2
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(selected, (torch.randn(4),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertIn("aten.masked_select.default ('masked_select'): cannot express "
+                      "masked_select (its extent depends on the mask's values)", msg[0])
+        self.assertRegex(msg[1], r"test_models\.py:\d+ in selected: return torch\.masked_select")
 
 
 class ResNetTest(unittest.TestCase):
