@@ -230,6 +230,23 @@ class ResNetTest(unittest.TestCase):
         torch.testing.assert_close(fuserc.compile(batch_statistics, (x,), arch=["sm_80"])(x),
                                    batch_statistics(x), **TOL)
 
+    def test_group_norm(self):
+        """native_group_norm, decomposed while tracing (var and mean over each group)."""
+        torch.manual_seed(0)
+        w, b = torch.randn(6), torch.randn(6)
+
+        def norms(x, y):
+            F = torch.nn.functional
+            return F.group_norm(x, 2, w, b, eps=1e-5), F.group_norm(y, 3)
+        x, y = torch.randn(2, 6, 3, 4), torch.randn(2, 6, 5)
+        dynamic = {"x": {0: "N"}, "y": {0: "N", 2: "L"}}
+        pkg = fuserc.compile(norms, (x, y), dynamic=dynamic, arch=["sm_80"])
+        for n, length in ((2, 5), (3, 7), (1, 2)):
+            x, y = torch.randn(n, 6, 3, 4), torch.randn(n, 6, length)
+            for k, (got, want) in enumerate(zip(pkg(x, y), norms(x, y))):
+                torch.testing.assert_close(got, want, **TOL, msg=f"output {k} at N={n}, "
+                                                                 f"L={length}")
+
     def test_refusals_name_the_op_and_line(self):
         counter = torch.zeros(3)
 
