@@ -185,6 +185,75 @@ def _var(ctx, name, overload, with_mean):
     return v
 
 
+def _index_put(ctx):
+    """x[mask] = value (index_put with one boolean index, after any number of full slices,
+    and a one-element value) as where(mask, value, x); other index_put forms are refused."""
+    x = ctx.tensor(0)
+    indices = ctx.arg(1, "indices")
+    value = ctx.arg(2, "values")
+    if ctx.const(3, "accumulate", False):
+        raise ctx.unsupported("accumulate=True")
+    given = [k for k, i in enumerate(indices) if i is not None]
+    if len(given) != 1 or not isinstance(indices[given[0]], Value) or \
+            indices[given[0]].dtype != torch.bool:
+        raise ctx.unsupported("only x[mask] = value with one boolean mask is expressed")
+    p, mask = given[0], indices[given[0]]
+    if mask.shape != x.shape[p:p + mask.rank]:
+        ctx.fail(f"a boolean mask of shape {mask.shape} for dims {p}.. of a tensor of shape "
+                 f"{x.shape}")
+    if not isinstance(value, Value) or any(e.constant != 1 for e in value.shape):
+        raise ctx.unsupported("only a one-element value is expressed (x[mask] = number)")
+    if value.rank:
+        value = ctx.tmp("reshape", [value], value.dtype, [], shape=[])
+    trailing = x.rank - p - mask.rank
+    if trailing:
+        shape = mask.shape + [Extent(1)] * trailing
+        mask = ctx.tmp("reshape", [mask], torch.bool, shape,
+                       shape=[e.json() for e in mask.shape] + [1] * trailing)
+    return _fix_dtype(ctx, ctx.g.emit("where", [mask, value, x], ctx.base()),
+                      result_type([value, x]))
+
+
+def _masked_reduction(ctx, name, overload):
+    """sum / mean of masked_select(x, mask) (a 1-D tensor of data-dependent extent): the sum
+    of where(mask, x, 0) over the shape x and mask broadcast to, and for the mean that divided
+    by the number of true elements (nan where there are none, as PyTorch's mean of nothing)."""
+    sel = ctx.conv.lookup(ctx.node.args[0])
+    x, mask = sel.x, sel.mask
+    if overload != "default":
+        dims = ctx.const(1, "dim", None)
+        dims = [dims] if isinstance(dims, int) else list(dims or [])
+        if any(d not in (0, -1) for d in dims):
+            ctx.fail(f"a {name} over dims {dims} of a masked_select (which is 1-D)")
+    dtype = ctx.const(None if overload != "default" else 1, "dtype", None)
+    if dtype is not None:
+        x = _cast(ctx, x, dtype)
+    # The shape x and mask broadcast to (aligned on the right).
+    rank = max(x.rank, mask.rank)
+    xs = [Extent(1)] * (rank - x.rank) + list(x.shape)
+    ms = [Extent(1)] * (rank - mask.rank) + list(mask.shape)
+    full = []
+    for a, b in zip(xs, ms):
+        if a != b and a.constant != 1 and b.constant != 1:
+            ctx.fail(f"a masked_select of a tensor of shape {x.shape} with a mask of shape "
+                     f"{mask.shape}, which do not broadcast")
+        full.append(b if a.constant == 1 else a)
+    if mask.shape != full:
+        mask = ctx.tmp("expand", [mask], torch.bool, full, shape=[e.json() for e in full])
+    acc = result_type([x, 0])
+    kept = ctx.tmp("where", [mask, x, 0], acc, full)
+    every = list(range(rank))
+    total = ctx.tmp("sum", [kept], acc if acc.is_floating_point else torch.int64, [],
+                    dims=every)
+    if name == "mean":
+        count = ctx.tmp("sum", [mask], torch.int64, [], dims=every)
+        total = ctx.tmp("div", [total, count], total.dtype, [])
+    out = ctx.out_shape()
+    if out:  # keepdim=True: [1]
+        total = ctx.tmp("reshape", [total], total.dtype, out, shape=[1])
+    return _cast(ctx, total, ctx.out_dtype())
+
+
 def convert(ctx):  # noqa: C901 - one dispatch table
     node = ctx.node
     if node.op == "get_attr":
@@ -306,7 +375,19 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         if dtype != x.dtype:
             return ctx.emit("cast", [x], dtype=dtype)
         return Value(x.name, x.dtype, x.shape, view=name in _VIEWS or x.view)
+    if name == "masked_select":
+        x, mask = ctx.tensor(0), ctx.tensor(1)
+        if mask.dtype != torch.bool:
+            ctx.fail(f"masked_select with a {mask.dtype} mask")
+        return _convert.MaskedSelect(ctx.conv.describe(
+            ctx.node, "cannot express masked_select (its extent depends on the mask's values) "
+                      "in a fuserc graph, except summed or averaged (.sum(), .mean())"), x, mask)
+    if name == "index_put":
+        return _index_put(ctx)
     # ---- reductions
+    if name in ("sum", "mean") and isinstance(ctx.conv.lookup(ctx.node.args[0]),
+                                               _convert.MaskedSelect):
+        return _masked_reduction(ctx, name, overload)
     if name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "nansum"):
         if name == "nansum":
             raise ctx.unsupported()

@@ -1,7 +1,8 @@
 """Owns the part of the ATen-to-contract table (see _aten.py) for the layers of convolutional
-networks in inference, written with the contract's elementwise ops, slices and reductions:
-batch norm with running statistics (native_batch_norm with training=False,
-_native_batch_norm_legit_no_training) as (x - mean) * rsqrt(var + eps) * weight + bias, max
+networks, written with the contract's elementwise ops, slices and reductions: batch norm with
+running statistics (native_batch_norm with training=False, _native_batch_norm_legit_no_training)
+as (x - mean) * rsqrt(var + eps) * weight + bias, and in training with the batch's statistics
+(var_mean), its running statistics written in place (Context.update), max
 pooling as a `pad` with -inf and one strided `slice` per kernel position combined by `maximum`,
 and adaptive average pooling to 1x1 as a `mean` over the spatial dims. convert(ctx, name,
 overload) returns None for other ops."""
@@ -11,7 +12,7 @@ import torch
 
 from . import _convert
 from ._aten_shape import _cast
-from ._graph import Value
+from ._graph import Size, Value
 from ._symbolic import Extent
 
 _HALF = (torch.float16, torch.bfloat16)
@@ -30,41 +31,100 @@ def _per_channel(ctx, v, x, dtype):
     return ctx.tmp("reshape", [v], dtype, shape, shape=[c.json()] + [1] * extra)
 
 
-def _batch_norm(ctx, name):
+def _count(ctx, extents):
+    """The product of `extents` (the elements a batch norm reduces per channel): an int, or a
+    size literal (`{"size": "4*N"}`) where a symbol is among them."""
+    n, parts = 1, []
+    for e in extents:
+        if e.constant is not None:
+            n *= e.constant
+            continue
+        text = e.json()
+        if text is None:
+            ctx.fail(f"batch norm over an extent {e} that a fuserc graph cannot name")
+        parts.append(f"({text})" if e.offset else text)
+    if not parts:
+        return n, n - 1
+    expr = "*".join(([str(n)] if n != 1 else []) + parts)
+    return Size(expr), Size(expr + "-1")
+
+
+def _batch_norm(ctx, name, overload):
+    """Batch norm: with the running statistics (inference), or with the batch's (training):
+    mean and biased variance over every dim but the channels' (dim 1); then, where running
+    statistics are given, they are updated in place as PyTorch does: running_mean = (1 -
+    momentum) * running_mean + momentum * mean, and running_var likewise with the unbiased
+    variance (the biased one times n / (n - 1), n the elements per channel, a size literal
+    where the batch is symbolic)."""
     x = ctx.tensor(0)
     w = ctx.arg(1, "weight", None)
     b = ctx.arg(2, "bias", None)
-    mean = ctx.arg(3, "running_mean", None)
-    var = ctx.arg(4, "running_var", None)
-    if name == "_native_batch_norm_legit_no_training":
-        training = False
-        eps = ctx.const(6, "eps")
+    if name == "_native_batch_norm_legit" and overload == "no_stats":
+        mean = var = None
+        training, momentum, eps = ctx.const(3, "training"), ctx.const(4, "momentum"), \
+            ctx.const(5, "eps")
     else:
-        training = ctx.const(5, "training")
-        eps = ctx.const(7, "eps")
-    if training or not isinstance(mean, Value) or not isinstance(var, Value):
-        ctx.fail("batch norm with batch statistics (training mode, or no running statistics) "
-                 "is not supported: call .eval() on the module before exporting")
+        mean = ctx.arg(3, "running_mean", None)
+        var = ctx.arg(4, "running_var", None)
+        if name == "_native_batch_norm_legit_no_training":
+            training, momentum, eps = False, ctx.const(5, "momentum"), ctx.const(6, "eps")
+        else:
+            training, momentum, eps = ctx.const(5, "training"), ctx.const(6, "momentum"), \
+                ctx.const(7, "eps")
+    if not training and (not isinstance(mean, Value) or not isinstance(var, Value)):
+        ctx.fail("batch norm in inference without running statistics")
     if x.rank < 2 or not x.dtype.is_floating_point:
         ctx.fail(f"batch norm of a {x.dtype} tensor of rank {x.rank}")
     acc = _F32 if x.dtype in _HALF else x.dtype
     xf = _cast(ctx, x, acc)
-    mean = _per_channel(ctx, mean, x, acc)
-    var = _per_channel(ctx, var, x, acc)
-    kshape = mean.shape
-    rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [var, float(eps)], acc, kshape)], acc, kshape)
-    y = ctx.tmp("mul", [ctx.tmp("sub", [xf, mean], acc, x.shape), rstd], acc, x.shape)
+    c = x.shape[1]
+    kshape = [c] + [Extent(1)] * (x.rank - 2)
+    if training:
+        dims = [0] + list(range(2, x.rank))
+        keep = [Extent(1), c] + [Extent(1)] * (x.rank - 2)
+        bvar, bmean = ctx.g.emit("var_mean", [xf], ctx.base(), outs=2, dims=dims, correction=0,
+                                 keepdim=True)
+        bvar, bmean = Value(bvar, acc, keep), Value(bmean, acc, keep)
+        rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [bvar, float(eps)], acc, keep)], acc, keep)
+        y = ctx.tmp("mul", [ctx.tmp("sub", [xf, bmean], acc, x.shape), rstd], acc, x.shape)
+
+        def per_channel(v):  # [1, C, 1, ...] -> [C]
+            return ctx.tmp("reshape", [v], acc, [c], shape=[c.json()])
+        if isinstance(mean, Value) or isinstance(var, Value):
+            mom = float(momentum)
+        if isinstance(mean, Value):
+            new = ctx.tmp("add", [ctx.tmp("mul", [_cast(ctx, mean, acc), 1.0 - mom], acc, [c]),
+                                  ctx.tmp("mul", [per_channel(bmean), mom], acc, [c])], acc, [c])
+            ctx.update(3, "running_mean", _cast(ctx, new, mean.dtype))
+        if isinstance(var, Value):
+            n, n1 = _count(ctx, [e for k, e in enumerate(x.shape) if k != 1])
+            unbiased = ctx.tmp("div", [ctx.tmp("mul", [per_channel(bvar), n], acc, [c]), n1],
+                               acc, [c])
+            new = ctx.tmp("add", [ctx.tmp("mul", [_cast(ctx, var, acc), 1.0 - mom], acc, [c]),
+                                  ctx.tmp("mul", [unbiased, mom], acc, [c])], acc, [c])
+            ctx.update(4, "running_var", _cast(ctx, new, var.dtype))
+        saved = [per_channel(bmean), per_channel(rstd)]
+    else:
+        mean = _per_channel(ctx, mean, x, acc)
+        var = _per_channel(ctx, var, x, acc)
+        rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [var, float(eps)], acc, kshape)], acc, kshape)
+        y = ctx.tmp("mul", [ctx.tmp("sub", [xf, mean], acc, x.shape), rstd], acc, x.shape)
+        saved = None
     if isinstance(w, Value):
         y = ctx.tmp("mul", [y, _per_channel(ctx, w, x, acc)], acc, x.shape)
     if isinstance(b, Value):
         y = ctx.tmp("add", [y, _per_channel(ctx, b, x, acc)], acc, x.shape)
     out = _cast(ctx, y, x.dtype)
-    # The saved mean and inverse std (for a backward pass) are not expressed; nothing in
-    # inference reads them.
+
+    def item(v):
+        return lambda c: c.result(v.name) if v.dtype == c.out_dtype() and \
+            [e for e in v.shape] == c.out_shape() else _cast(c, v, c.out_dtype())
+    if saved is not None:  # the batch's mean and inverse std, [C] (what a backward reads)
+        return _convert.Multi([item(out)] + [item(v) for v in saved])
+    # In inference the saved statistics are empty tensors; nothing reads them.
     why = _convert.Unsupported(ctx.conv.describe(
         ctx.node, "cannot express the saved statistics of batch norm in a fuserc graph"))
-    return _convert.Multi([lambda c: c.result(out.name) if out.dtype == c.out_dtype()
-                           else _cast(c, out, c.out_dtype()), why, why])
+    return _convert.Multi([item(out), why, why])
 
 
 def _pool_params(ctx, n, values, what, default):
@@ -162,10 +222,7 @@ def _adaptive_avg_pool(ctx, name):
 def convert(ctx, name, overload):
     if name in ("native_batch_norm", "_native_batch_norm_legit_no_training",
                 "_native_batch_norm_legit"):
-        if name == "_native_batch_norm_legit":
-            ctx.fail("batch norm with batch statistics (training mode) is not supported: call "
-                     ".eval() on the module before exporting")
-        return _batch_norm(ctx, name)
+        return _batch_norm(ctx, name, overload)
     if name in ("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
                 "max_pool2d_with_indices", "max_pool3d_with_indices"):
         return _max_pool(ctx, name)

@@ -23,6 +23,16 @@ class Unsupported:
         self.message = message
 
 
+class MaskedSelect(Unsupported):
+    """masked_select's result, whose extent depends on the mask's values: only a sum or a mean
+    of it is expressed (of `x` where `mask`, broadcast together); any other use is refused."""
+
+    def __init__(self, message, x, mask):
+        super().__init__(message)
+        self.x = x
+        self.mask = mask
+
+
 class Multi:
     """An op with several results, each made when a getitem asks for it: items[i](ctx)."""
 
@@ -53,6 +63,18 @@ def _meta(node):
     if isinstance(val, (tuple, list)):
         return [one(v) for v in val]
     return [one(val)]
+
+
+# Ops that write arguments other than their first in place although their schema does not say
+# so (PyTorch 1.13's native_batch_norm updates the running statistics in training mode): their
+# table entry records the writes with Context.update, and they are kept even if no output
+# needs their results.
+_WRITES_OTHER_ARGS = ("native_batch_norm", "_native_batch_norm_legit")
+
+
+def _writes_other_args(node):
+    t = node.target
+    return hasattr(t, "overloadpacket") and t.overloadpacket.__name__ in _WRITES_OTHER_ARGS
 
 
 def _is_inplace(node):
@@ -151,6 +173,15 @@ class Context:
         for reshape or full, is among `attrs`)."""
         return Value(self.g.emit(op, args, self.base(), **attrs), dtype, value_shape)
 
+    def update(self, i, kw, value):
+        """Records that this op writes `value` in place into its tensor argument `i` (or
+        keyword `kw`): a write into a function input or a module buffer becomes an aliased
+        output (see Converter.update)."""
+        a = self.node.args[i] if i < len(self.node.args) else self.node.kwargs.get(kw)
+        if not isinstance(a, torch.fx.Node):
+            self.fail(f"argument {kw or i} is not a tensor")
+        self.conv.update(self, a, value)
+
     def target(self, i=0):
         """The tensor an in-place op overwrites, which may be uninitialized (torch.empty)."""
         a = self.node.args[i]
@@ -184,11 +215,19 @@ class ReturnSpec:
 
 
 class Converter:
-    def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None):
+    def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None,
+                 buffers=None):
         """`table(ctx)`: the value of one traced node (see _aten.convert). `constant_names`:
-        id of a tensor the trace holds as a constant (a module's buffer) -> its graph name."""
+        id of a tensor the trace holds as a constant (a module's buffer) -> its graph name.
+        `buffers`: ids of those tensors that are a module's buffers, which the function may
+        update in place: such a buffer becomes an input (no `data`) written in place, and
+        `updated_buffers` (graph name -> id) lists them after run()."""
         self.table = table
         self.constant_names = constant_names or {}
+        self.buffers = set(buffers or ())
+        self.updated_buffers = {}
+        self.buffer_roots = []  # (graph name, root node, dtype) of each updated buffer
+        self.attr_nodes = {}  # get_attr target -> the first get_attr node of it (trace A)
         self.constants = {}  # id of a constant tensor -> (tensor, Value)
         self.traces = traces
         self.sizes = sizes
@@ -294,7 +333,45 @@ class Converter:
 
     def lookup(self, node):
         """The value of a node now (after the in-place updates of its tensor so far)."""
-        return self.current.get(self.root.get(node, node), self.values.get(node))
+        return self.current.get(self._root(node), self.values.get(node))
+
+    def _root(self, node):
+        """The node standing for the tensor that `node` is (after in-place ops on it): every
+        get_attr of one constant tensor stands for the same tensor."""
+        root = self.root.get(node, node)
+        if isinstance(root, torch.fx.Node) and root.op == "get_attr":
+            root = self.attr_nodes.setdefault(root.target, root)
+        return root
+
+    def update(self, ctx, base, result):
+        """Records `result` as the new value of the tensor of node `base` (an in-place write);
+        returns the node that stands for that tensor."""
+        before = self.lookup(base)
+        if isinstance(before, Value) and before.view:
+            ctx.fail("updates a view of another tensor in place, which a fuserc graph "
+                     "cannot express (update the whole tensor, or return the result)")
+        root = self._root(base)
+        if isinstance(root, torch.fx.Node) and root.op == "get_attr":
+            t = getattr(self.traces[0].module, root.target, None)
+            what = self.constant_names.get(id(t))
+            if id(t) not in self.buffers:
+                ctx.fail("updates " + (f"{what!r}" if what else "a tensor") +
+                         " in place, which is neither an input of the function nor a buffer "
+                         "of the module (pass the tensor as an argument)")
+            # A buffer the module updates (running statistics): an input written in place.
+            v = self.lookup(root)
+            if not isinstance(v, Value):
+                v = self.constant(ctx, t, "buffer")
+                self.values[root] = v
+            if v.name not in self.updated_buffers:
+                entry = next(i for i in self.g.inputs if i["name"] == v.name)
+                entry.pop("data", None)
+                self.updated_buffers[v.name] = id(t)
+                self.buffer_roots.append((v.name, root, t.dtype))
+        if not isinstance(result, Value):
+            ctx.fail("an in-place update with no tensor result")
+        self.current[root] = result
+        return root
 
     def describe(self, node, message):
         where = user_location(node)
@@ -339,27 +416,13 @@ class Converter:
             result = self.table(ctx)
             self.values[nodes[0]] = result
             if _is_inplace(nodes[0]) and isinstance(result, Value):
-                base = nodes[0].args[0]
-                before = self.lookup(base)
-                if isinstance(before, Value) and before.view:
-                    ctx.fail("updates a view of another tensor in place, which a fuserc graph "
-                             "cannot express (update the whole tensor, or return the result)")
-                root = self.root.get(base, base)
-                if isinstance(root, torch.fx.Node) and root.op == "get_attr":
-                    t = getattr(A.module, root.target, None)
-                    what = self.constant_names.get(id(t))
-                    ctx.fail("updates " + (f"buffer {what!r}" if what else "a tensor") +
-                             " in place, which is not an input of the function (a module in "
-                             "training mode updating its running statistics? call .eval() "
-                             "first, or pass the tensor as an argument)")
-                self.root[nodes[0]] = root
-                self.current[root] = result
+                self.root[nodes[0]] = self.update(ctx, nodes[0].args[0], result)
         return self._outputs()
 
     def _live(self):
         A = self.traces[0]
         roots = [o for o in A.outputs if isinstance(o, torch.fx.Node)]
-        roots += [n for n in A.nodes if _is_inplace(n)]
+        roots += [n for n in A.nodes if _is_inplace(n) or _writes_other_args(n)]
         live, stack = set(), list(roots)
         while stack:
             n = stack.pop()
@@ -372,7 +435,6 @@ class Converter:
     def _outputs(self):
         A = self.traces[0]
         names, leaves, aliases = [], [], {}
-        input_names = {i.name for i in self.inputs}
         user = [o for k, o in enumerate(A.outputs) if k not in A.mutations]
         for o in user:
             if o is None:
@@ -398,18 +460,21 @@ class Converter:
             o = A.outputs[k]
             updated.append((i, self.lookup(o)))
         for i, v in updated:
-            inp = self.inputs[i]
-            if inp.kind != "tensor":
-                raise ExportError(f"fuserc.export: input {inp.name!r} is a number updated in "
-                                  "place")
-            if v.dtype != inp.value.dtype:
-                v = Value(self.g.emit("cast", [v], inp.name + "_new", dtype=inp.value.dtype),
-                          inp.value.dtype, v.shape)
-            if v.name in input_names or v.name in aliases:
-                v = Value(self.g.emit("segment_set", [v], inp.name + "_new"), v.dtype, v.shape)
+            if self.inputs[i].kind != "tensor":
+                raise ExportError(f"fuserc.export: input {self.inputs[i].name!r} is a number "
+                                  "updated in place")
+        # Per input written in place: (its name, its dtype, its new value); buffers last.
+        updated = [(self.inputs[i].name, self.inputs[i].value.dtype, v) for i, v in updated]
+        updated += [(name, dtype, self.current[root]) for name, root, dtype in self.buffer_roots]
+        graph_inputs = {i["name"] for i in self.g.inputs}
+        for name, dtype, v in updated:
+            if v.dtype != dtype:
+                v = Value(self.g.emit("cast", [v], name + "_new", dtype=dtype), dtype, v.shape)
+            if v.name in graph_inputs or v.name in aliases:
+                v = Value(self.g.emit("segment_set", [v], name + "_new"), v.dtype, v.shape)
             elif v.name not in names:  # readable: the updated value of p is p_new
-                v = Value(self.g.rename(v.name, inp.name + "_new"), v.dtype, v.shape)
-            aliases[v.name] = inp.name
+                v = Value(self.g.rename(v.name, name + "_new"), v.dtype, v.shape)
+            aliases[v.name] = name
             names.append(v.name)
         if not names:
             raise ExportError("fuserc.export: the function returns no tensor and updates no "

@@ -32,6 +32,15 @@ class Value:
         return len(self.shape)
 
 
+class Size:
+    """A size literal (`{"size": E}` in `args`): the value of extent expression `expr` (a
+    string, e.g. "16*N-1") at run time; an integer literal in promotion."""
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        self.expr = str(expr)
+
+
 def _promote_pair(a, b):
     if a == b:
         return a
@@ -48,7 +57,7 @@ def result_type(operands):
     numbers (literals)."""
     tensors = [v.dtype for v in operands if isinstance(v, Value) and v.rank >= 1]
     zero = [v.dtype for v in operands if isinstance(v, Value) and v.rank == 0]
-    lits = [torch.bool if isinstance(v, bool) else torch.int64 if isinstance(v, int)
+    lits = [torch.bool if isinstance(v, bool) else torch.int64 if isinstance(v, (int, Size))
             else torch.float32 for v in operands if not isinstance(v, Value)]
     result = None
     for d in tensors:  # 1. dimensioned operands promote among themselves
@@ -65,6 +74,8 @@ def result_type(operands):
 
 
 def _literal(v):
+    if isinstance(v, Size):
+        return {"size": v.expr}
     if isinstance(v, bool):
         return v
     if isinstance(v, int):

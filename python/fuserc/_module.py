@@ -5,8 +5,11 @@ weights on every call. Buffers, and parameters with constants="all", are left in
 the tracer meets them as tensors of no input, and the converter writes them into the graph as
 constants (`data`), named after their qualified names.
 
-Refused with one line: forward hooks (the tracer would not see them the way PyTorch runs them)
-and a module that updates a buffer in place (see _convert.Converter.run).
+A buffer that forward updates in place (batch norm's running statistics in training mode) is
+not a constant: the converter makes it an input written in place (an alias), which the package
+passes itself, so that calling the package updates the module's buffer as forward does.
+
+Refused with one line: forward hooks (the tracer would not see them the way PyTorch runs them).
 """
 import re
 
@@ -78,8 +81,9 @@ def check_hooks(module):
 class ModuleExport:
     """What exporting `module` needs: `fn` (forward with the parameters as extra arguments),
     `names` (forward's inputs), `parameters` ([(graph input name, tensor, qualified names)]),
-    `constant_names` (id of a tensor left in the module -> graph name) and `constants` (graph
-    name -> qualified name, for the graph's record)."""
+    `constant_names` (id of a tensor left in the module -> graph name), `constants` (graph
+    name -> qualified name, for the graph's record) and `buffer_ids` (ids of the buffers among
+    them, which forward may update in place)."""
 
     def __init__(self, module, n_inputs, constants=None):
         if constants not in (None, "buffers", "all"):
@@ -94,6 +98,7 @@ class ModuleExport:
         self.constant_names = {}
         self.constants = {}
         left = tensors_by_identity(module, "buffers")
+        self.buffer_ids = {id(t) for t, _ in left}
         if constants == "all":
             left = params + left
             params = []

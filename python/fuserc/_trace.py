@@ -218,7 +218,13 @@ class _FakeConstants:
     function closes over, a module's buffer) is made fake where an op meets it, instead of
     PyTorch 1.13's "Invoking operators with non-Fake Tensor inputs in FakeTensorMode is not yet
     supported"; the trace keeps it as a get_attr constant, which the converter writes into the
-    graph (`data`). Newer PyTorch (torch.export) lifts such tensors itself."""
+    graph (`data`). Newer PyTorch (torch.export) lifts such tensors itself.
+
+    Also `masked_select`, whose result's extent depends on the mask's values (fake tensors
+    refuse it): it is traced with a stand-in result, 1-D with as many elements as the operands
+    broadcast to, so that a sum or mean of it (cross_entropy with label_smoothing takes one)
+    traces on; the converter expresses only such a reduction of it (a `where` and sums) and
+    refuses any other use, so the stand-in extent is never computed with."""
 
     def __enter__(self):
         self.cls = None
@@ -230,8 +236,18 @@ class _FakeConstants:
         if original is None or not hasattr(FakeTensorMode, "check_for_non_fake"):
             return self
 
+        masked_select = torch.ops.aten.masked_select.default
+
         def dispatch(mode, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if func is masked_select and not kwargs and len(args) == 2 and \
+                    all(isinstance(a, FakeTensor) for a in args):
+                shape = torch.broadcast_shapes(args[0].shape, args[1].shape)
+                n = 1
+                for d in shape:
+                    n *= int(d)
+                return original(mode, torch.ops.aten.empty.memory_format, types, ([n],),
+                                {"dtype": args[0].dtype, "device": args[0].device})
             if func not in mode.lift_fns:
                 def fake(t):
                     if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor) and \

@@ -18,14 +18,17 @@ from .package import Package
 class ExportedGraph(dict):
     """The fusion graph (a dict of the contract: json.dump it) with what a package made from it
     needs besides: `parameters` (graph input name -> the module parameter's qualified name, for
-    a module's parameters, which the caller need not pass) and `constants` (graph name of a
-    tensor embedded as `data` -> its qualified name, for a module's buffers, and its parameters
-    with constants="all")."""
+    a module's parameters, which the caller need not pass), `buffers` (graph input name -> the
+    qualified name of a module buffer that forward updates in place: an input written in place,
+    which the package passes too) and `constants` (graph name of a tensor embedded as `data` ->
+    its qualified name, for a module's other buffers, and its parameters with
+    constants="all")."""
 
-    def __init__(self, doc, parameters=None, constants=None):
+    def __init__(self, doc, parameters=None, constants=None, buffers=None):
         super().__init__(doc)
         self.parameters = dict(parameters or {})
         self.constants = dict(constants or {})
+        self.buffers = dict(buffers or {})
 
 
 def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,
@@ -60,12 +63,16 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     if tracer not in ("export", "make_fx"):
         raise ValueError(f"fuserc.export: tracer must be 'export' or 'make_fx', not {tracer!r}")
     traces, sizes = trace(traced, inputs, dynamic, tracer, what, ranges)
-    graph, returns = Converter(traces, sizes, inputs, name, ranges, convert_node,
-                               module.constant_names if module else None).run()
-    used = {i["name"] for i in graph["inputs"]}
+    conv = Converter(traces, sizes, inputs, name, ranges, convert_node,
+                     module.constant_names if module else None,
+                     module.buffer_ids if module else None)
+    graph, returns = conv.run()
+    embedded = {i["name"] for i in graph["inputs"] if "data" in i}
+    known = module.constants if module else {}
     graph = ExportedGraph(
         graph, {i.name: i.parameter for i in inputs if i.parameter is not None},
-        {n: q for n, q in (module.constants.items() if module else ()) if n in used})
+        {n: q for n, q in known.items() if n in embedded},
+        {n: known[module.constant_names[t]] for n, t in conv.updated_buffers.items()})
     return graph, returns
 
 
@@ -126,4 +133,5 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
         raise ExportError(f"fuserc compile failed (exit {r.returncode}; the graph is "
                           f"{graph_path}):\n{msg}")
     return Package(output, returns=returns, module=module,
-                   parameters=getattr(graph, "parameters", None))
+                   parameters=getattr(graph, "parameters", None),
+                   buffers=getattr(graph, "buffers", None))

@@ -107,13 +107,15 @@ class _Handle:
 class Package:
     """A compiled package, callable on torch tensors (see the module's documentation)."""
 
-    def __init__(self, path, returns=None, module=None, parameters=None):
+    def __init__(self, path, returns=None, module=None, parameters=None, buffers=None):
         """`returns`: how the outputs map to what the traced function returned (set by
         fuserc.compile): None returns every output (one as a tensor, several as a tuple).
         `module`: an nn.Module whose parameters feed the inputs of `parameters` (graph input
         name -> qualified name; by default every input named as fuserc.export names a
         parameter of the module) on each call, read afresh, so that the caller passes only
-        forward's arguments."""
+        forward's arguments; likewise its buffers feed the inputs of `buffers` (the buffers
+        forward updates, such as batch norm's running statistics in training mode: written
+        in place, as forward writes them)."""
         self.path = str(path)
         self._returns = returns
         self.module = module
@@ -160,7 +162,15 @@ class Package:
                 if identifier(quals[0]) in self._input_index:
                     parameters[identifier(quals[0])] = quals[0]
         self.parameters = dict(parameters or {})
-        unknown = [n for n in self.parameters if n not in self._input_index]
+        if buffers is None and module is not None:
+            from ._module import identifier, tensors_by_identity
+            buffers = {}
+            for _, quals in tensors_by_identity(module, "buffers"):
+                if identifier(quals[0]) in self._input_index:
+                    buffers[identifier(quals[0])] = quals[0]
+        self.buffers = dict(buffers or {})
+        unknown = [n for n in list(self.parameters) + list(self.buffers)
+                   if n not in self._input_index]
         if unknown:
             raise ValueError(f"{self.name}: parameters name {unknown[0]!r}, which is no input "
                              f"(inputs: {', '.join(s.name for s in self.inputs)})")
@@ -225,6 +235,8 @@ class Package:
         for i, v in enumerate(values):
             if v is None and self.module is not None and inputs[i].name in self.parameters:
                 values[i] = self._parameter(inputs[i].name)
+            elif v is None and self.module is not None and inputs[i].name in self.buffers:
+                values[i] = self._buffer(inputs[i].name)
             elif v is None:
                 if i in self._rng:
                     values[i] = _draw_seed() if i == self._rng[0] else 0
@@ -241,6 +253,16 @@ class Package:
             raise TypeError(f"{self.name}: input {name!r} is the module's parameter {qual!r}, "
                             f"which it no longer has ({e})") from None
         return t.detach()
+
+    def _buffer(self, name):
+        """The module's buffer for input `name`, as it is now (the tensor itself: the package
+        writes it in place)."""
+        qual = self.buffers[name]
+        try:
+            return self.module.get_buffer(qual)
+        except AttributeError as e:
+            raise TypeError(f"{self.name}: input {name!r} is the module's buffer {qual!r}, "
+                            f"which it no longer has ({e})") from None
 
     def __call__(self, *args, out=None, **kwargs):
         values = self._arrange(args, kwargs)
@@ -410,7 +432,7 @@ def _scalar_value(v, spec, package):
     return torch.tensor(v, dtype=spec.torch_dtype)  # f16 / bf16: rounded by torch
 
 
-def load(path, returns=None, module=None, parameters=None):
+def load(path, returns=None, module=None, parameters=None, buffers=None):
     """Loads a package written by `fuserc compile` (or fuserc.compile). With `module`, the
-    package passes the module's parameters itself (see Package)."""
-    return Package(path, returns=returns, module=module, parameters=parameters)
+    package passes the module's parameters (and the buffers it updates) itself (see Package)."""
+    return Package(path, returns=returns, module=module, parameters=parameters, buffers=buffers)

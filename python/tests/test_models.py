@@ -3,6 +3,8 @@ emulator) at several sizes of their symbolic extents: a GPT-2 and a LLaMA writte
 LLaMA's reference code write them, forward(idx, targets) -> (logits, loss) with a symbolic batch
 and sequence, and a torchvision-style ResNet in inference with a symbolic batch."""
 import collections
+import copy
+import functools
 import unittest
 
 import torch
@@ -110,6 +112,45 @@ class LanguageModelTest(unittest.TestCase):
         self.assertTrue(any(op["op"] == "iota" for op in graph["ops"]))  # triu's mask
 
 
+class LabelSmoothingTest(unittest.TestCase):
+    def test_cross_entropy_with_label_smoothing(self):
+        """PyTorch 1.13 writes it with index_put_ (a boolean mask, a number: a `where`) and
+        masked_select(...).mean(), whose extent depends on the mask: written as
+        sum(where(mask, x, 0)) / sum(mask)."""
+        def loss(x, t, reduction):
+            return torch.nn.functional.cross_entropy(x, t, label_smoothing=0.1, ignore_index=-1,
+                                                     reduction=reduction)
+        x, t = torch.randn(4, 5), torch.randint(0, 5, (4,))
+        dynamic = {"x": {0: "N"}, "t": {0: "N"}}
+        for reduction in ("mean", "sum"):
+            fn = functools.partial(loss, reduction=reduction)
+            graph = fuserc.export(fn, (x, t), dynamic=dynamic, name="ce")
+            pkg = fuserc.compile(graph, arch=["sm_80"])
+            for n, ignored in ((4, 0), (7, 3), (3, 3)):  # none, some, all ignored
+                x, t = torch.randn(n, 5), torch.randint(0, 5, (n,))
+                t[:ignored] = -1
+                torch.testing.assert_close(pkg(x, t), fn(x, t), **TOL, equal_nan=True,
+                                           msg=f"{reduction} at N={n}, {ignored} ignored")
+
+        def fill(x, m):
+            x = x.clone()
+            x[m] = 0.5  # index_put_ with a boolean mask over the leading dims
+            return x, x.masked_select(m.unsqueeze(-1)).sum()
+        x, m = torch.randn(4, 3), torch.tensor([True, False, True, False])
+        for got, want in zip(fuserc.compile(fill, (x, m), arch=["sm_80"])(x, m), fill(x, m)):
+            torch.testing.assert_close(got, want)
+
+        def selected(x):
+            return torch.masked_select(x, x > 0) * 2
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(selected, (torch.randn(4),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertIn("aten.masked_select.default ('masked_select'): cannot express "
+                      "masked_select (its extent depends on the mask's values)", msg[0])
+        self.assertRegex(msg[1], r"test_models\.py:\d+ in selected: return torch\.masked_select")
+
+
 class ResNetTest(unittest.TestCase):
     def test_resnet_in_inference(self):
         torch.manual_seed(0)
@@ -152,25 +193,74 @@ class ResNetTest(unittest.TestCase):
             for n, (got, want) in enumerate(zip(pkg(x, y), pools(x, y))):
                 torch.testing.assert_close(got, want, msg=f"output {n} at B={b}")
 
-    def test_refusals_name_the_op_and_line(self):
-        m = models.ResNet()  # training mode: updates its running statistics
-        with self.assertRaises(fuserc.ExportError) as e:
-            fuserc.export(m, (torch.randn(2, 3, 32, 32),))
-        msg = str(e.exception).splitlines()
-        self.assertEqual(len(msg), 2)
-        self.assertIn("updates buffer 'bn1_num_batches_tracked' in place", msg[0])
-        self.assertIn("call .eval() first", msg[0])
-        self.assertRegex(msg[1], r"models\.py:\d+ in forward: x = self\.bn1\(x\)")
+    def test_batch_norm_in_training_updates_the_buffers(self):
+        """conv-bn-relu in train(): the batch's statistics normalize, and the running
+        statistics and num_batches_tracked are inputs written in place (aliases) that the
+        package passes itself, so pkg(x) updates the module's buffers as forward does."""
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                                torch.nn.ReLU()).train()
+        ref = copy.deepcopy(m)
+        x = torch.randn(2, 3, 5, 5)
+        dynamic = {"input": {0: "N"}}
+        graph = fuserc.export(m, (x,), dynamic=dynamic)
+        state = ["p_1_num_batches_tracked", "p_1_running_mean", "p_1_running_var"]
+        self.assertEqual(graph.buffers, {"p_1_num_batches_tracked": "1.num_batches_tracked",
+                                         "p_1_running_mean": "1.running_mean",
+                                         "p_1_running_var": "1.running_var"})
+        self.assertEqual(sorted(graph["aliases"].values()), state)
+        self.assertFalse([i["name"] for i in graph["inputs"] if "data" in i])
+        # The unbiased variance: the biased one times n / (n - 1), n = N*5*5 a size literal.
+        sizes = [a["size"] for op in graph["ops"] for a in op["args"] if isinstance(a, dict)]
+        self.assertEqual(sizes, ["25*N", "25*N-1"])
+        pkg = fuserc.compile(m, (x,), dynamic=dynamic, arch=["sm_80"])
+        self.assertEqual([s.name for s in pkg.inputs][-3:], state)
+        for b in (2, 3):
+            x = torch.randn(b, 3, 5, 5)
+            y = pkg(x)
+            want = ref(x).detach()
+            torch.testing.assert_close(y, want, **TOL, msg=f"output at N={b}")
+            for (n, got), (_, want) in zip(m.named_buffers(), ref.named_buffers()):
+                torch.testing.assert_close(got, want, **TOL, msg=f"{n} after N={b}")
+        self.assertEqual(int(m[1].num_batches_tracked), 2)
 
-        def batch_statistics(x):
+        def batch_statistics(x):  # no running statistics: nothing updated
             return torch.nn.functional.batch_norm(x, None, None, training=True)
+        x = torch.randn(2, 3, 4)
+        torch.testing.assert_close(fuserc.compile(batch_statistics, (x,), arch=["sm_80"])(x),
+                                   batch_statistics(x), **TOL)
+
+    def test_group_norm(self):
+        """native_group_norm, decomposed while tracing (var and mean over each group)."""
+        torch.manual_seed(0)
+        w, b = torch.randn(6), torch.randn(6)
+
+        def norms(x, y):
+            F = torch.nn.functional
+            return F.group_norm(x, 2, w, b, eps=1e-5), F.group_norm(y, 3)
+        x, y = torch.randn(2, 6, 3, 4), torch.randn(2, 6, 5)
+        dynamic = {"x": {0: "N"}, "y": {0: "N", 2: "L"}}
+        pkg = fuserc.compile(norms, (x, y), dynamic=dynamic, arch=["sm_80"])
+        for n, length in ((2, 5), (3, 7), (1, 2)):
+            x, y = torch.randn(n, 6, 3, 4), torch.randn(n, 6, length)
+            for k, (got, want) in enumerate(zip(pkg(x, y), norms(x, y))):
+                torch.testing.assert_close(got, want, **TOL, msg=f"output {k} at N={n}, "
+                                                                 f"L={length}")
+
+    def test_refusals_name_the_op_and_line(self):
+        counter = torch.zeros(3)
+
+        def updates_a_closed_over_tensor(x):
+            counter.add_(1)  # neither an input nor a module's buffer
+            return x + counter
         with self.assertRaises(fuserc.ExportError) as e:
-            fuserc.export(batch_statistics, (torch.randn(2, 3, 4, 4),))
+            fuserc.export(updates_a_closed_over_tensor, (torch.randn(3),))
         msg = str(e.exception).splitlines()
         self.assertEqual(len(msg), 2)
-        self.assertIn("batch norm with batch statistics (training mode, or no running "
-                      "statistics) is not supported: call .eval()", msg[0])
-        self.assertRegex(msg[1], r"test_models\.py:\d+ in batch_statistics: return torch")
+        self.assertIn("aten.add_.Tensor ('add_'): updates a tensor in place, which is neither an "
+                      "input of the function nor a buffer of the module", msg[0])
+        self.assertRegex(msg[1], r"test_models\.py:\d+ in updates_a_closed_over_tensor: "
+                                 r"counter\.add_\(1\)")
 
         def pooled(x):
             return torch.nn.functional.adaptive_avg_pool2d(x, (2, 2))
