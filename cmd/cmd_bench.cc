@@ -268,13 +268,21 @@ void add_bench_command(CLI::App& app) {
       std::string sizes;
       for (const auto& [name, value] : emulated["symbols"].items())
         sizes += (sizes.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
-      std::snprintf(buf, sizeof buf,
-                    "  emulated plan (%lld kernels, %lld library steps, %s): %.1f ms median of "
-                    "%d runs; the first %.1f ms (host compiles)\n",
-                    static_cast<long long>(emulated["kernels"]),
-                    static_cast<long long>(emulated["library_steps"]), sizes.c_str(),
-                    emulated["median_us"].get<double>() / 1e3, o->emulate_runs - 1,
-                    emulated["first_us"].get<double>() / 1e3);
+      const auto plan_kernels = static_cast<long long>(emulated["kernels"]);
+      const auto plan_steps = static_cast<long long>(emulated["library_steps"]);
+      const double first = emulated["first_us"].get<double>() / 1e3;
+      if (o->emulate_runs == 1)
+        std::snprintf(buf, sizeof buf,
+                      "  emulated plan (%lld kernels, %lld library steps, %s): %.1f ms, one run "
+                      "(host compiles included)\n",
+                      plan_kernels, plan_steps, sizes.c_str(), first);
+      else
+        std::snprintf(buf, sizeof buf,
+                      "  emulated plan (%lld kernels, %lld library steps, %s): %.1f ms median of "
+                      "%d runs after the first; the first %.1f ms (host compiles)\n",
+                      plan_kernels, plan_steps, sizes.c_str(),
+                      emulated["median_us"].get<double>() / 1e3,
+                      o->emulate_runs - 1, first);
       std::cout << buf;
     }
   });

@@ -62,7 +62,8 @@ void GraphReader::check_nesting(const Json& data, const std::string& pd, const V
 
 std::string GraphReader::read_inline_data(const Json& data, const std::string& pd,
                                           const Value& v) const {
-  if (!data.is_array() && v.rank() == 0 && (data.is_number() || data.is_string())) {
+  if (!data.is_array() && v.rank() == 0 &&
+      (data.is_number() || data.is_string() || data.is_boolean())) {
     const Json list = Json::array({data});  // a rank-0 constant written as its one number
     return read_inline_data(list, pd, v);
   }

@@ -5,7 +5,8 @@
 // scale and shift, with or without the conv's own constant bias before it), becomes the
 // convolution with its weights scaled per output channel and one add of a constant bias. The
 // scale and shift are composed in float64 and the new weights rounded once to their dtype, so
-// the result differs from the unfolded graph's only by that rounding (and by the intermediate
+// the result differs from the unfolded graph's only by that rounding (a chain whose scaled
+// weights or bias would leave their dtype's normal range is not folded) (and by the intermediate
 // roundings the unfolded graph had and this one no longer has). The per-channel operands may
 // be computed from constants by a few elementwise ops (evaluated here by the interpreter).
 //
@@ -142,6 +143,20 @@ int64_t conv_rows(const Fusion& f, const Op& m) {
   return rows;
 }
 
+// Whether `rounded` (`exact` in `dtype`) is as good as a rounding: finite, and zero or normal
+// only where `exact` is.
+bool stays_normal(double exact, double rounded, DType dtype) {
+  if (exact == 0) return true;
+  double least = 0;
+  switch (dtype) {
+    case DType::F16: least = 6.103515625e-05; break;
+    case DType::BF16:
+    case DType::F32: least = 1.1754943508222875e-38; break;
+    default: least = 2.2250738585072014e-308; break;
+  }
+  return std::isfinite(rounded) && std::abs(rounded) >= least;
+}
+
 Value constant_value(const Fusion& f, const std::string& stem, const HostTensor& t) {
   Value v;
   std::string name = stem;
@@ -178,7 +193,11 @@ void fold_batch_norm(Fusion& f) {
     if (r < 0 || f.ops[r].kind != OpKind::Reshape) continue;
     const ValueId y = f.ops[r].outs[0];
     const Value& yv = f.value(y);
-    if (yv.rank() < 3 || !yv.shape[1].is_const(co) || !is_float(yv.dtype)) continue;
+    // The reshape keeps the batch and makes the product's rows the channels: [N, C_out, P] or
+    // [N, g, C_out/g, P] to [N, C_out, *spatial] (a reshape that moves rows elsewhere does not).
+    if (yv.rank() < 3 || !yv.shape[1].is_const(co) || !is_float(yv.dtype) ||
+        !(yv.shape[0] == f.value(f.ops[k].outs[0]).shape[0]))
+      continue;
     // The chain: y * scale + shift per channel after each step.
     std::vector<double> scale(static_cast<size_t>(co), 1.0), shift(static_cast<size_t>(co), 0.0);
     bool scaled = false;
@@ -195,11 +214,13 @@ void fold_batch_norm(Fusion& f) {
       if (!other.is_literal() && other.value == cur) break;
       const auto c = per_channel(f, other, yv, co);
       if (!c) break;
+      // The step on every channel, kept only when every channel takes it.
+      std::vector<double> next_scale = scale, next_shift = shift;
       bool ok = true;
       for (int64_t i = 0; i < co && ok; ++i) {
         const double v = (*c)[i];
-        double& a = scale[i];
-        double& b = shift[i];
+        double& a = next_scale[i];
+        double& b = next_shift[i];
         switch (op.kind) {
           case OpKind::Add: b += v; break;
           case OpKind::Sub:
@@ -220,19 +241,34 @@ void fold_batch_norm(Fusion& f) {
         ok = ok && std::isfinite(a) && std::isfinite(b);
       }
       if (!ok) break;
+      scale = std::move(next_scale);
+      shift = std::move(next_shift);
       scaled = scaled || op.kind == OpKind::Mul || op.kind == OpKind::Div;
       last = e;
       cur = op.outs[0];
     }
     if (!scaled) continue;
-    // The scaled weights, one row per output channel.
+    // The scaled weights, one row per output channel: none may leave its dtype's normal range
+    // (an f16 weight scaled past 65504 or below 6.1e-5 would change results by more than a
+    // rounding; such a chain stays unfolded).
     Op& m = f.ops[k];
     const Value& wv = f.value(m.args[0].value);
     HostTensor w = load_constant(wv);
     const int64_t cols = w.numel() / co;
-    for (int64_t row = 0; row < co; ++row)
-      for (int64_t i = 0; i < cols; ++i)
-        w.store_f64(row * cols + i, w.load_f64(row * cols + i) * scale[row]);
+    bool representable = true;
+    for (int64_t row = 0; row < co && representable; ++row)
+      for (int64_t i = 0; i < cols && representable; ++i) {
+        const double exact = w.load_f64(row * cols + i) * scale[row];
+        w.store_f64(row * cols + i, exact);
+        representable = stays_normal(exact, w.load_f64(row * cols + i), wv.dtype);
+      }
+    if (!representable) continue;
+    HostTensor bias(f.value(y).dtype, {co});
+    for (int64_t c = 0; c < co && representable; ++c) {
+      bias.store_f64(c, shift[c]);
+      representable = std::isfinite(bias.load_f64(c));
+    }
+    if (!representable) continue;
     m.args[0].value = add_constant(f, constant_value(f, wv.name + "_bn", w));
     // The chain's last op adds the composed shift (or gives y back unchanged).
     Op& tail = f.ops[last];
@@ -243,10 +279,10 @@ void fold_batch_norm(Fusion& f) {
     if (shifted) {
       std::vector<int64_t> bs(shape.size() - 1, 1);
       bs[0] = co;
-      HostTensor bias(f.value(y).dtype, bs);
-      for (int64_t c = 0; c < co; ++c) bias.store_f64(c, shift[c]);
+      HostTensor shaped(f.value(y).dtype, bs);
+      for (int64_t c = 0; c < co; ++c) shaped.store_f64(c, bias.load_f64(c));
       const std::string stem = f.value(tail.outs[0]).name + "_bias";
-      const ValueId b = add_constant(f, constant_value(f, stem, bias));
+      const ValueId b = add_constant(f, constant_value(f, stem, shaped));
       tail.kind = OpKind::Add;
       tail.args = {Operand{y, {}}, Operand{b, {}}};
     } else {

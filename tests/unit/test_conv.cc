@@ -3,6 +3,8 @@
 // stride, padding, dilation, groups and depthwise, 1-D and 3-D, a channels-last input, a bias.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include "core/passes/presegmentation.h"
 #include "emulated_check.h"
 #include "test_util.h"
@@ -391,5 +393,59 @@ TEST_CASE("fold-batch-norm: an inference batch norm after a conv with constant w
     CHECK(count_kind(f, OpKind::Mul) == 2);
     CHECK(scaled_weight(f) == "c_weight");
     check_graph(bn_graph("f32", true), at, {false, false});
+  }
+}
+
+TEST_CASE("fold-batch-norm: what must not fold", "[conv]") {
+  auto passed = [](const std::string& json) {
+    Fusion f = parse_text(json);
+    PassContext ctx;
+    run_presegmentation_passes(f, ctx);
+    return f;
+  };
+  auto weights = [](const Fusion& f) {
+    for (const Op& op : f.ops)
+      if (op.kind == OpKind::Matmul) {
+        const Value& w = f.value(op.args[0].value);
+        REQUIRE(w.is_constant());
+        HostTensor t(w.dtype, {static_cast<int64_t>(w.constant->size() / dtype_size(w.dtype))});
+        std::memcpy(t.data(), w.constant->data(), w.constant->size());
+        std::vector<double> out;
+        for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.load_f64(i));
+        return out;
+      }
+    FAIL("no product");
+    return std::vector<double>{};
+  };
+  // A step one channel cannot take (a division by zero) ends the chain for every channel:
+  // the weights take the multiplication by 3 only.
+  Fusion div = passed(R"({"fuserc": 1, "name": "d", "inputs": [
+      {"name": "x", "dtype": "f32", "shape": [1, 2, 2, 2]},
+      {"name": "w", "dtype": "f32", "shape": [2, 2, 1, 1], "data": [1, 2, 3, 4]},
+      {"name": "d", "dtype": "f32", "shape": [2, 1, 1], "data": [4, 0]}],
+      "ops": [{"op": "conv", "args": ["x", "w"], "out": "y"},
+              {"op": "mul", "args": ["y", 3.0], "out": "z"},
+              {"op": "div", "args": ["z", "d"], "out": "u"}], "outputs": ["u"]})");
+  CHECK(weights(div) == std::vector<double>{3, 6, 9, 12});
+  CHECK(count_kind(div, OpKind::Div) == 1);
+  // A product whose reshape does not keep the batch first and the rows second is no conv's.
+  const std::string plain = R"({"fuserc": 1, "name": "p", "inputs": [
+      {"name": "x", "dtype": "f32", "shape": [2, 2, 4]},
+      {"name": "w", "dtype": "f32", "shape": [3, 2], "data": [1, 0, 0, 1, 1, 1]},
+      {"name": "s", "dtype": "f32", "shape": [3, 1], "data": [1, 10, 100]}],
+      "ops": [{"op": "matmul", "args": ["w", "x"], "out": "m"},
+              {"op": "reshape", "args": ["m"], "shape": [4, 3, 2], "out": "r"},
+              {"op": "mul", "args": ["r", "s"], "out": "o"}], "outputs": ["o"]})";
+  CHECK(count_kind(passed(plain), OpKind::Mul) == 1);
+  check_graph(plain, {{}}, {false, false});
+  // f16 weights scaled past 65504 (or below the normal range) stay unscaled.
+  for (const char* factor : {"100.0", "1e-5"}) {
+    INFO(factor);
+    Fusion h = passed(std::string(R"({"fuserc": 1, "name": "h", "inputs": [
+        {"name": "x", "dtype": "f16", "shape": [1, 2, 2, 2]},
+        {"name": "w", "dtype": "f16", "shape": [2, 2, 1, 1], "data": [1000, 2000, 3000, 0.004]}],
+        "ops": [{"op": "conv", "args": ["x", "w"], "out": "y"},
+                {"op": "mul", "args": ["y", )") + factor + R"(], "out": "z"}], "outputs": ["z"]})");
+    CHECK(count_kind(h, OpKind::Mul) == 1);
   }
 }
