@@ -1,7 +1,8 @@
 # fuserc_add_package: compile a fusion graph into a package as a step of a CMake build.
 #
 #   fuserc_add_package(<target> <name> GRAPH <graph.json> ARCHS <sm_XX>...
-#                      [OUTPUT <file.fpkg>] [OPTIONS <more fuserc compile options>...])
+#                      [OUTPUT <file.fpkg>] [CACHE_URL <url>]
+#                      [OPTIONS <more fuserc compile options>...])
 #   (also accepted: fuserc_add_package(TARGET <target> NAME <name> GRAPH ... ARCHS ...))
 #
 # Adds a custom command running `fuserc compile <graph> -o <output> --arch <archs> --depfile
@@ -14,7 +15,9 @@
 #
 # NVRTC results are cached by content (see `fuserc cache --help`), and fuserc writes the same
 # bytes for the same graph and options wherever and whenever it runs, so the step is safe for
-# shared and remote build caches.
+# shared and remote build caches. CACHE_URL (default: the CMake variable FUSERC_CACHE_URL, if
+# set) passes `--cache-url`: NVRTC results shared by every machine through an HTTP cache server
+# (`fuserc compile --help`). The environment variable FUSERC_CACHE_URL works too, at build time.
 
 if(CMAKE_VERSION VERSION_LESS 3.20)  # DEPFILE with the Makefile generators, cmake_path
   message(FATAL_ERROR "fuserc_add_package needs CMake 3.20 or newer")
@@ -22,7 +25,8 @@ endif()
 
 function(fuserc_add_package)
   if(ARGC GREATER 0 AND ARGV0 STREQUAL "TARGET")
-    cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;NAME;GRAPH;OUTPUT" "ARCHS;OPTIONS")
+    cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;NAME;GRAPH;OUTPUT;CACHE_URL"
+                          "ARCHS;OPTIONS")
   else()
     if(ARGC LESS 2)
       message(FATAL_ERROR "fuserc_add_package: usage: fuserc_add_package(<target> <name> "
@@ -30,7 +34,7 @@ function(fuserc_add_package)
     endif()
     set(arg_TARGET "${ARGV0}")
     set(arg_NAME "${ARGV1}")
-    cmake_parse_arguments(PARSE_ARGV 2 arg "" "GRAPH;OUTPUT" "ARCHS;OPTIONS")
+    cmake_parse_arguments(PARSE_ARGV 2 arg "" "GRAPH;OUTPUT;CACHE_URL" "ARCHS;OPTIONS")
   endif()
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fuserc_add_package: unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")
@@ -61,11 +65,18 @@ function(fuserc_add_package)
              OUTPUT_VARIABLE output)
   list(JOIN arg_ARCHS "," archs)
   set(depfile "${output}.d")
+  if(NOT arg_CACHE_URL AND FUSERC_CACHE_URL)
+    set(arg_CACHE_URL "${FUSERC_CACHE_URL}")
+  endif()
+  set(cache_options "")
+  if(arg_CACHE_URL)
+    set(cache_options --cache-url "${arg_CACHE_URL}")
+  endif()
 
   add_custom_command(
     OUTPUT "${output}"
     COMMAND fuserc::fuserc compile "${graph}" -o "${output}" --arch "${archs}"
-            --depfile "${depfile}" --quiet ${arg_OPTIONS}
+            --depfile "${depfile}" --quiet ${cache_options} ${arg_OPTIONS}
     DEPENDS "${graph}" "$<TARGET_FILE:fuserc::fuserc>"
     DEPFILE "${depfile}"
     COMMENT "fuserc: compiling ${arg_NAME} (${archs})"

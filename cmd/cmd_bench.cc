@@ -2,7 +2,8 @@
 // repeated runs: the front end (parse to CUDA text), NVRTC, writing the package, loading it to
 // a ready Executable, and binding a new shape. Also the targets they are held to, and each
 // library step's product in the CPU executor the emulator uses (cmd/bench_library.h), and with
-// --emulate-runs the whole plan in the emulator (cmd/bench_emulated.h).
+// --emulate-runs the whole plan in the emulator (cmd/bench_emulated.h), and with --cache-url
+// what a remote compile cache saves (cmd/bench_remote_cache.h).
 // `fuserc bench PACKAGE.fpkg --gpu [--bind ...]`: the package's kernels timed on a GPU
 // (cmd/bench_gpu.h); without --gpu, what loading it costs (cmd/bench_load.h).
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "cmd/bench_gpu.h"
 #include "cmd/bench_library.h"
 #include "cmd/bench_load.h"
+#include "cmd/bench_remote_cache.h"
 #include "cmd/bench_timing.h"
 #include "cmd/commands.h"
 #include "cmd/pipeline_options.h"
@@ -56,6 +58,7 @@ void add_bench_command(CLI::App& app) {
     int library_runs = 3;
     int emulate_runs = 0;
     int device = 0;
+    CacheFlags cache;
     bool frontend_only = false;
   };
   auto o = std::make_shared<Options>();
@@ -85,6 +88,7 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--runs", o->runs,
                   "repetitions of the fast stages (default 200; --gpu: timed runs, default 100)");
   sub->add_option("--nvrtc-runs", o->nvrtc_runs, "repetitions of NVRTC (default 3)");
+  add_remote_cache_flags(*sub, o->cache);
   sub->add_flag("--json", o->json,
                 "print JSON: frontend_us, nvrtc_us, write_us, load_us, bind_us and more");
   sub->add_flag("--frontend-only", o->frontend_only,
@@ -165,6 +169,8 @@ void add_bench_command(CLI::App& app) {
     nopts.archs = copts.archs;
     nopts.jobs = copts.jobs;
     double nvrtc = median_us(o->nvrtc_runs, [&] { compile_kernels(ks, nopts); });
+    nlohmann::json remote;
+    if (!o->cache.url.empty()) remote = bench_remote_cache(ks, nopts, o->cache, o->nvrtc_runs);
 
     // Writing.
     std::filesystem::path dir = std::filesystem::temp_directory_path();
@@ -219,6 +225,7 @@ void add_bench_command(CLI::App& app) {
         {"package_overhead", overhead},
         {"library_steps", library},
         {"emulated_plan", emulated},
+        {"remote_cache", remote},
         {"frontend_over_load", frontend / load},
         {"frontend_nvrtc_over_load", (frontend + nvrtc) / load},
         {"frontend_over_load_memory", frontend / load_memory},
@@ -239,6 +246,21 @@ void add_bench_command(CLI::App& app) {
               << ", medians)\n";
     line("front end (parse to CUDA)", frontend);
     line("NVRTC (all archs)", nvrtc);
+    if (!remote.is_null()) {
+      char rbuf[512];
+      std::snprintf(rbuf, sizeof rbuf,
+                    "  remote cache %s: filling it %.1f ms (%llu compiled, %llu stored); an "
+                    "empty local cache from it %.1f ms (%llu entries, %llu bytes, %llu "
+                    "compiled)\n",
+                    remote["url"].get<std::string>().c_str(), remote["fill_us"].get<double>() / 1e3,
+                    static_cast<unsigned long long>(remote["fill_compiled"]),
+                    static_cast<unsigned long long>(remote["fill_stored"]),
+                    remote["fetch_us"].get<double>() / 1e3,
+                    static_cast<unsigned long long>(remote["fetched"]),
+                    static_cast<unsigned long long>(remote["bytes"]),
+                    static_cast<unsigned long long>(remote["fetch_compiled"]));
+      std::cout << rbuf;
+    }
     line("write package", write);
     line("load package (file)", load);
     line("load package (in memory)", load_memory);

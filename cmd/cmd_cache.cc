@@ -51,7 +51,9 @@ void add_cache_command(CLI::App& app) {
       "The compile cache is content-addressed: a key hashes the CUDA source, the NVRTC options,\n"
       "the architecture, the NVRTC version and library and the fuserc version. Entries are\n"
       "written atomically and checked when read (a damaged one is rebuilt); `fuserc compile\n"
-      "--cache-max-mb` bounds its size, evicting the least recently used entries.");
+      "--cache-max-mb` bounds its size, evicting the least recently used entries. With\n"
+      "`--cache-url URL` (or FUSERC_CACHE_URL) a remote cache on an HTTP server stands behind\n"
+      "it: `fuserc compile --help` says how; its counters are kept here.");
 
   auto* stats =
       sub->add_subcommand("stats", "Print the caches' folder, entries, size and counters");
@@ -66,6 +68,11 @@ void add_cache_command(CLI::App& app) {
               << "  hits " << c.hits << ", misses " << c.misses << ", stores " << c.stores
               << ", evictions " << c.evictions << ", damaged entries discarded " << c.discarded
               << " (all processes, since the cache was created or cleared)\n"
+              << "remote: fetched " << c.remote_fetched << ", not found " << c.remote_not_found
+              << ", damaged " << c.remote_damaged << ", errors " << c.remote_errors
+              << ", stored " << c.remote_stored << "; " << c.remote_bytes_fetched
+              << " bytes fetched, " << c.remote_bytes_stored << " bytes stored"
+              << " (--cache-url: all processes using this folder)\n"
               << "emu: " << emu.files << " files, " << mib(emu.bytes) << "\n";
   });
 

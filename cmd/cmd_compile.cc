@@ -45,7 +45,8 @@ void add_compile_command(CLI::App& app) {
                   "constants of at least this many bytes are stored after the package's "
                   "FlatBuffer, aligned for mapping, and read only when a bind needs them "
                   "(default 65536; smaller ones are blobs inside it)");
-  sub->add_flag("-q,--quiet", o->quiet, "print nothing on success, and no progress line");
+  sub->add_flag("-q,--quiet", o->quiet,
+               "print nothing on success but warnings, and no progress line");
   add_cache_flags(*sub, o->cache, true);
   add_pipeline_flags(*sub, o->pipeline);
   sub->footer(

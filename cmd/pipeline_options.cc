@@ -1,9 +1,11 @@
 #include "cmd/pipeline_options.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "codegen/nvrtc/nvrtc_toolchain.h"
+#include "codegen/remote_cache/http_cache_backend.h"
 
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
@@ -52,6 +54,23 @@ void add_cache_flags(CLI::App& sub, CacheFlags& flags, bool for_compiling) {
                  "the compile cache's size bound in MiB; least recently used entries are evicted "
                  "beyond it (default: 1024)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  add_remote_cache_flags(sub, flags);
+}
+
+void add_remote_cache_flags(CLI::App& sub, CacheFlags& flags) {
+  sub.add_option("--cache-url", flags.url,
+                 "a remote compile cache on an HTTP server, behind the local one: entries are "
+                 "fetched with GET and stored with PUT at URL/ac/<64 hex digits> (bazel-remote, "
+                 "nginx with WebDAV, ...); a server that is down or slow is given up on with one "
+                 "warning, and a damaged entry is ignored and replaced. A bearer token is taken "
+                 "from $FUSERC_CACHE_TOKEN only")
+      ->envname("FUSERC_CACHE_URL");
+  sub.add_flag("--cache-read-only", flags.read_only,
+               "fetch from the remote cache but never store into it (for untrusted builds)");
+  sub.add_option("--cache-timeout", flags.timeout_seconds,
+                 "seconds a remote cache request may take, connecting included; a failed one is "
+                 "tried once more (default: 10)")
+      ->check(CLI::Range(0.001, 3600.0));
 }
 
 std::string cache_root(const CacheFlags& flags) {
@@ -65,8 +84,18 @@ std::string cache_root(const CacheFlags& flags) {
 
 std::unique_ptr<DiskCache> open_compile_cache(const CacheFlags& flags) {
   if (flags.disabled) return nullptr;
-  return std::make_unique<DiskCache>(cache_root(flags) + "/nvrtc",
-                                     static_cast<uint64_t>(flags.max_mb) << 20);
+  auto cache = std::make_unique<DiskCache>(cache_root(flags) + "/nvrtc",
+                                          static_cast<uint64_t>(flags.max_mb) << 20);
+  if (!flags.url.empty()) {
+    HttpCacheOptions o;
+    o.url = flags.url;
+    if (const char* token = std::getenv("FUSERC_CACHE_TOKEN")) o.bearer_token = token;
+    o.timeout_seconds = flags.timeout_seconds;
+    cache->set_backend(make_http_cache_backend(std::move(o)), flags.read_only);
+  } else if (flags.read_only) {
+    throw UsageError("--cache-read-only goes with --cache-url (or FUSERC_CACHE_URL)");
+  }
+  return cache;
 }
 
 std::vector<int> parse_archs(const std::string& text) {

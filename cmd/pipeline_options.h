@@ -1,6 +1,7 @@
 // Owns the command-line options shared by the commands that run the compile pipeline:
 // --arch parsing, --dump-after=STAGE and --time-passes, and the compile cache's options
-// (--cache-dir, --no-cache, --cache-max-mb).
+// (--cache-dir, --no-cache, --cache-max-mb, and the remote cache's --cache-url,
+// --cache-read-only and --cache-timeout).
 #pragma once
 
 #include <cstdint>
@@ -19,15 +20,22 @@ struct CacheFlags {
   std::string dir;  // the root of fuserc's caches; "": default_cache_root()
   bool disabled = false;
   int64_t max_mb = 1024;
+  std::string url;  // the remote cache's (also $FUSERC_CACHE_URL); "": none
+  bool read_only = false;
+  double timeout_seconds = 10;
 };
 
-// --cache-dir always; --no-cache and --cache-max-mb when `for_compiling`.
+// --cache-dir always; the others when `for_compiling`.
 void add_cache_flags(CLI::App& sub, CacheFlags& flags, bool for_compiling);
+
+// --cache-url, --cache-read-only and --cache-timeout alone (bench has no local cache options).
+void add_remote_cache_flags(CLI::App& sub, CacheFlags& flags);
 
 // The root folder the flags select; throws UsageError when there is none to be found.
 std::string cache_root(const CacheFlags& flags);
 
-// The NVRTC compile cache (ROOT/nvrtc), or nullptr with --no-cache.
+// The NVRTC compile cache (ROOT/nvrtc), or nullptr with --no-cache; with the remote cache
+// behind it when there is a URL (the bearer token from $FUSERC_CACHE_TOKEN).
 std::unique_ptr<DiskCache> open_compile_cache(const CacheFlags& flags);
 
 struct PipelineFlags {

@@ -30,8 +30,8 @@ JOBS=${JOBS:-$(nproc)}
 
 # 1. Debian packages (quiet when everything is there).
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
-          libxxhash-dev git ninja-build
-          catch2
+          libxxhash-dev git ninja-build libcurl4-openssl-dev
+          catch2 nginx-light curl  # the remote compile cache test's server and client
           python3 python3-torch)  # the Python package (python/) and its tests
 missing=()
 for p in "${packages[@]}"; do

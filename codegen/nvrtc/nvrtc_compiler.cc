@@ -281,13 +281,17 @@ void compile_kernels(std::vector<KernelSummary*> kernels, const NvrtcOptions& op
     for (int arch : options.archs) {
       Job j{k, arch, arch == lowest, nvrtc_options(arch), {}, {}, false, {}};
       j.options.push_back("-I" + cuda_include_dir());
-      if (toolchain) {
+      if (toolchain)
         j.cache_key = nvrtc_cache_key(k->source, k->name + ".cu", j.options, toolchain->version,
                                       toolchain->identity);
-        lookup(j, *options.cache);
-      }
       jobs.push_back(std::move(j));
     }
+  if (toolchain) {
+    std::vector<std::string> keys;
+    for (const Job& j : jobs) keys.push_back(j.cache_key);
+    options.cache->prefetch(keys);  // a remote cache behind it is asked for all of them at once
+    for (Job& j : jobs) lookup(j, *options.cache);
+  }
   compile_misses(jobs, options);
   report_failures(jobs);
   for (KernelSummary* k : kernels) {

@@ -129,14 +129,56 @@ DiskCacheCounters read_counters(const std::string& path) {
     if (name == "stores") c.stores = value;
     if (name == "evictions") c.evictions = value;
     if (name == "discarded") c.discarded = value;
+    if (name == "remote_fetched") c.remote_fetched = value;
+    if (name == "remote_not_found") c.remote_not_found = value;
+    if (name == "remote_damaged") c.remote_damaged = value;
+    if (name == "remote_errors") c.remote_errors = value;
+    if (name == "remote_stored") c.remote_stored = value;
+    if (name == "remote_bytes_fetched") c.remote_bytes_fetched = value;
+    if (name == "remote_bytes_stored") c.remote_bytes_stored = value;
   }
   return c;
 }
 
 std::string format_counters(const DiskCacheCounters& c) {
-  return "hits " + std::to_string(c.hits) + "\nmisses " + std::to_string(c.misses) + "\nstores " +
-         std::to_string(c.stores) + "\nevictions " + std::to_string(c.evictions) + "\ndiscarded " +
-         std::to_string(c.discarded) + "\n";
+  std::string out;
+  auto line = [&out](const char* name, uint64_t v) {
+    out += name;
+    out += ' ' + std::to_string(v) + '\n';
+  };
+  line("hits", c.hits);
+  line("misses", c.misses);
+  line("stores", c.stores);
+  line("evictions", c.evictions);
+  line("discarded", c.discarded);
+  line("remote_fetched", c.remote_fetched);
+  line("remote_not_found", c.remote_not_found);
+  line("remote_damaged", c.remote_damaged);
+  line("remote_errors", c.remote_errors);
+  line("remote_stored", c.remote_stored);
+  line("remote_bytes_fetched", c.remote_bytes_fetched);
+  line("remote_bytes_stored", c.remote_bytes_stored);
+  return out;
+}
+
+void add_counters(DiskCacheCounters& to, const DiskCacheCounters& c) {
+  to.hits += c.hits;
+  to.misses += c.misses;
+  to.stores += c.stores;
+  to.evictions += c.evictions;
+  to.discarded += c.discarded;
+  to.remote_fetched += c.remote_fetched;
+  to.remote_not_found += c.remote_not_found;
+  to.remote_damaged += c.remote_damaged;
+  to.remote_errors += c.remote_errors;
+  to.remote_stored += c.remote_stored;
+  to.remote_bytes_fetched += c.remote_bytes_fetched;
+  to.remote_bytes_stored += c.remote_bytes_stored;
+}
+
+bool counts_anything(const DiskCacheCounters& c) {
+  DiskCacheCounters zero;
+  return format_counters(c) != format_counters(zero);
 }
 
 }  // namespace
@@ -167,16 +209,31 @@ std::optional<std::string> DiskCache::get(const std::string& key, bool counted) 
   FUSERC_CHECK(is_key(key), "bad cache key " + quote(key));
   const std::string path = entry_path(key);
   std::string bytes;
+  bool here = true;
   try {
     bytes = read_file(path);
   } catch (const UserError&) {
-    if (counted) ++misses_;
-    return std::nullopt;
+    here = false;
   }
-  std::optional<std::string> value = decode_entry(key, bytes);
+  std::optional<std::string> value;
+  if (here) {
+    value = decode_entry(key, bytes);
+    if (!value) {
+      ::unlink(path.c_str());  // damaged: the caller rebuilds and stores it again
+      ++discarded_;
+    }
+  }
+  if (!value && counted && backend_) {  // not prefetched: ask the backend for this one
+    std::lock_guard<std::mutex> lock(backend_mutex_);
+    if (!asked_.count(key)) {
+      fetch_from_backend({key});
+      try {
+        value = decode_entry(key, read_file(path));
+      } catch (const UserError&) {
+      }
+    }
+  }
   if (!value) {
-    ::unlink(path.c_str());  // damaged: the caller rebuilds and stores it again
-    ++discarded_;
     if (counted) ++misses_;
     return std::nullopt;
   }
@@ -199,13 +256,74 @@ void DiskCache::put(const std::string& key, std::string_view value, bool counted
     std::lock_guard<std::mutex> lock(mutex_);
     if (store_problem_.empty()) store_problem_ = e.what();
   }
+  if (counted && backend_ && !backend_read_only_) {
+    std::string entry = encode_entry(key, value);
+    std::lock_guard<std::mutex> lock(backend_mutex_);
+    if (backend_->store(key, entry)) {
+      ++remote_.remote_stored;
+      remote_.remote_bytes_stored += entry.size();
+    }
+  }
+}
+
+void DiskCache::set_backend(std::unique_ptr<CacheBackend> backend, bool read_only) {
+  std::lock_guard<std::mutex> lock(backend_mutex_);
+  backend_ = std::move(backend);
+  backend_read_only_ = read_only;
+}
+
+void DiskCache::prefetch(const std::vector<std::string>& keys) {
+  if (!backend_) return;
+  std::lock_guard<std::mutex> lock(backend_mutex_);
+  std::vector<std::string> missing;
+  std::set<std::string> seen;
+  for (const std::string& key : keys) {
+    FUSERC_CHECK(is_key(key), "bad cache key " + quote(key));
+    struct stat st;
+    if (asked_.count(key) || !seen.insert(key).second) continue;
+    if (::stat(entry_path(key).c_str(), &st) == 0) continue;  // here (get() checks it)
+    missing.push_back(key);
+  }
+  if (!missing.empty()) fetch_from_backend(missing);
+}
+
+void DiskCache::fetch_from_backend(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) asked_.insert(key);
+  std::vector<CacheFetch> got = backend_->fetch(keys);
+  FUSERC_CHECK(got.size() == keys.size(), "the cache backend answered the wrong number of keys");
+  for (size_t i = 0; i < keys.size(); ++i) {
+    CacheFetch& f = got[i];
+    switch (f.status) {
+      case CacheFetch::Status::not_found: ++remote_.remote_not_found; break;
+      case CacheFetch::Status::failed: ++remote_.remote_errors; break;
+      case CacheFetch::Status::skipped: break;
+      case CacheFetch::Status::found:
+        if (!decode_entry(keys[i], f.bytes)) {
+          ++remote_.remote_damaged;  // truncated or altered: compiled here and stored again
+          break;
+        }
+        ++remote_.remote_fetched;
+        remote_.remote_bytes_fetched += f.bytes.size();
+        try {
+          const std::string path = entry_path(keys[i]);
+          std::error_code ec;
+          fs::create_directories(fs::path(path).parent_path(), ec);
+          write_file_replacing(path, f.bytes);
+          wrote_ = true;
+        } catch (const UserError& e) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (store_problem_.empty()) store_problem_ = e.what();
+        }
+        break;
+    }
+  }
 }
 
 void DiskCache::flush() {
   if (flushed_) return;
   flushed_ = true;
   DiskCacheCounters mine = local_counters();
-  if (mine.hits + mine.misses + mine.stores + mine.discarded == 0 && !wrote_) return;
+  if (!counts_anything(mine) && !wrote_) return;
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) return;  // nothing was stored and there is no cache yet
   FileLock lock(dir_ + "/lock", FileLock::Mode::Wait);
@@ -213,11 +331,7 @@ void DiskCache::flush() {
   if (wrote_) evict_if_needed();
   mine.evictions = evictions_;
   DiskCacheCounters all = read_counters(dir_ + "/stats");
-  all.hits += mine.hits;
-  all.misses += mine.misses;
-  all.stores += mine.stores;
-  all.evictions += mine.evictions;
-  all.discarded += mine.discarded;
+  add_counters(all, mine);
   try {
     write_file_replacing(dir_ + "/stats", format_counters(all));
   } catch (const UserError&) {
@@ -269,6 +383,10 @@ uint64_t DiskCache::clear() {
 
 DiskCacheCounters DiskCache::local_counters() const {
   DiskCacheCounters c;
+  {
+    std::lock_guard<std::mutex> lock(backend_mutex_);
+    c = remote_;
+  }
   c.hits = hits_;
   c.misses = misses_;
   c.stores = stores_;

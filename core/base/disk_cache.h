@@ -12,14 +12,24 @@
 // Entries are written to a temporary file in the same folder and renamed, so a reader sees a
 // whole entry or none. A hit refreshes the entry's modification time; eviction removes the
 // oldest first.
+//
+// A backend (cache_backend.h: a remote cache server) may stand behind the folder: an entry
+// missing here is asked of it, checked like a local one (a damaged one is ignored and counted)
+// and written here; an entry stored here is stored there too, unless read-only. Only counted
+// entries travel: bookkeeping entries (counted = false) describe this machine.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/base/cache_backend.h"
 
 namespace fuserc {
 
@@ -29,6 +39,10 @@ std::string default_cache_root();
 
 struct DiskCacheCounters {
   uint64_t hits = 0, misses = 0, stores = 0, evictions = 0, discarded = 0;
+  // The backend's: entries fetched (whole and checked), not there, damaged (ignored), failed
+  // requests, entries stored, and the bytes each way.
+  uint64_t remote_fetched = 0, remote_not_found = 0, remote_damaged = 0, remote_errors = 0,
+           remote_stored = 0, remote_bytes_fetched = 0, remote_bytes_stored = 0;
 };
 
 struct DiskCacheStats {
@@ -46,6 +60,14 @@ class DiskCache {
   DiskCache& operator=(const DiskCache&) = delete;
 
   const std::string& dir() const { return dir_; }
+
+  // Puts `backend` behind the folder (see above); `read_only`: never store into it.
+  void set_backend(std::unique_ptr<CacheBackend> backend, bool read_only);
+  const CacheBackend* backend() const { return backend_.get(); }
+
+  // Asks the backend at once, concurrently, for those of `keys` that are not in the folder, so
+  // that the get()s after it find them here. Without a backend, does nothing. Thread-safe.
+  void prefetch(const std::vector<std::string>& keys);
 
   // The value stored under `key` (32 lowercase hex digits), or nothing. Thread-safe.
   // `counted`: false for bookkeeping entries that should not show in the hit/miss counters.
@@ -75,10 +97,18 @@ class DiskCache {
  private:
   std::string entry_path(const std::string& key) const;
   void evict_if_needed();
+  // Asks the backend for `keys` (none asked before), checks what comes back and writes the
+  // whole entries to the folder. Called with backend_mutex_ held.
+  void fetch_from_backend(const std::vector<std::string>& keys);
 
   std::string dir_;
   uint64_t max_bytes_;
   std::atomic<uint64_t> hits_{0}, misses_{0}, stores_{0}, discarded_{0};
+  std::unique_ptr<CacheBackend> backend_;
+  bool backend_read_only_ = false;
+  mutable std::mutex backend_mutex_;  // the backend is used by one thread at a time
+  std::set<std::string> asked_;    // keys the backend was asked for (under backend_mutex_)
+  DiskCacheCounters remote_;       // only the remote_* fields (under backend_mutex_)
   std::atomic<bool> wrote_{false};
   uint64_t evictions_ = 0;
   bool flushed_ = false;
