@@ -34,6 +34,7 @@ nlohmann::json bench_remote_cache(const std::vector<KernelSummary*>& kernels,
     options.cache = cache.get();
     const auto start = Clock::now();
     compile_kernels(kernels, options);
+    cache->flush();  // sends what was compiled to the server
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     counters = cache->local_counters();
     options.cache = nullptr;

@@ -3,6 +3,8 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <iostream>
 #include <mutex>
 #include <string_view>
@@ -13,44 +15,83 @@
 namespace fuserc {
 namespace {
 
-constexpr size_t kMaxEntryBytes = size_t(1) << 30;  // a larger answer is not a cache entry
+// No NVRTC result comes near this; a larger answer is not a cache entry (and with 8 requests
+// at a time, a hostile server can make fuserc hold at most 8 of them).
+constexpr curl_off_t kMaxEntryBytes = curl_off_t(64) << 20;
 
 void global_init() {
   static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::call_once(once, [] {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    // With CURLOPT_NOSIGNAL, a connection the server resets mid-upload raises SIGPIPE, which
+    // the application must ignore (libcurl's documentation); fuserc's pipes handle EPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+  });
 }
 
-// One request's state: the handle, the headers, what came back and what goes up.
+// One request: the handle, what came back, what goes up, and how it ended.
 struct Request {
+  size_t index = 0;             // into the batch
   CURL* easy = nullptr;
   std::string body;             // the answer (GET)
   std::string_view upload;      // what a PUT sends
   size_t uploaded = 0;
   bool too_large = false;
   char error[CURL_ERROR_SIZE] = {0};
+  explicit Request(size_t i) : index(i), easy(curl_easy_init()) {}
   ~Request() {
     if (easy) curl_easy_cleanup(easy);
   }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
 };
 
-size_t on_data(char* data, size_t size, size_t count, void* user) {
+size_t on_data(char* data, size_t size, size_t count, void* user) noexcept {
   auto* r = static_cast<Request*>(user);
   const size_t n = size * count;
-  if (r->body.size() + n > kMaxEntryBytes) {
+  if (r->body.size() + n > static_cast<size_t>(kMaxEntryBytes)) {
     r->too_large = true;
     return 0;  // aborts the transfer
   }
-  r->body.append(data, n);
+  try {
+    r->body.append(data, n);
+  } catch (...) {
+    return 0;  // out of memory: the transfer fails, the kernel compiles locally
+  }
   return n;
 }
 
-size_t on_upload(char* buffer, size_t size, size_t count, void* user) {
+size_t on_upload(char* buffer, size_t size, size_t count, void* user) noexcept {
   auto* r = static_cast<Request*>(user);
   const size_t n = std::min(size * count, r->upload.size() - r->uploaded);
   std::copy_n(r->upload.data() + r->uploaded, n, buffer);
   r->uploaded += n;
   return n;
 }
+
+// curl rewinds an upload to send it again (a reused connection the server had closed).
+int on_seek(void* user, curl_off_t offset, int origin) noexcept {
+  auto* r = static_cast<Request*>(user);
+  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > r->upload.size())
+    return CURL_SEEKFUNC_CANTSEEK;
+  r->uploaded = static_cast<size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+using Clock = std::chrono::steady_clock;
+// A batch (every key of a compile) may take this many --cache-timeout periods in all; a server
+// slower than that is given up on like one that does not answer.
+constexpr int kBatchTimeouts = 3;
+
+// How one request ended.
+enum class Outcome {
+  ok,            // 200/201/204
+  not_found,     // 404 on a GET
+  refused,       // a PUT the server refused for this entry alone (413 too large, 409, ...)
+  needs_folder,  // 409 on a PUT: a WebDAV server without the folder (MKCOL, then again)
+  failed,        // no answer, a timeout, 5xx, 401/403: the server as a whole
+  not_run,       // not started, or stopped when another request failed
+};
 
 class HttpCacheBackend final : public CacheBackend {
  public:
@@ -64,63 +105,90 @@ class HttpCacheBackend final : public CacheBackend {
     if (!multi_) throw InternalError("curl_multi_init failed");
   }
   ~HttpCacheBackend() override {
-    put_.reset();
     if (multi_) curl_multi_cleanup(multi_);
     curl_slist_free_all(headers_);
   }
 
   std::string describe() const override { return url_for_messages(o_.url); }
+  bool given_up() const override { return given_up_; }
+  void give_up_quietly() override { given_up_ = true; }
 
   std::vector<CacheFetch> fetch(const std::vector<std::string>& keys) override {
     std::vector<CacheFetch> out(keys.size());
     if (given_up_) return out;  // skipped
-    std::vector<size_t> todo(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) todo[i] = i;
-    std::string problem;
-    for (int attempt = 0; attempt < 2 && !todo.empty(); ++attempt) {
-      std::vector<size_t> failed;
-      run_gets(keys, todo, out, failed, problem);
-      todo = std::move(failed);
+    std::vector<Outcome> outcome(keys.size(), Outcome::not_run);
+    std::vector<std::string> bodies(keys.size());
+    auto prepare = [&](Request& r) {
+      set_common(r, keys[r.index]);
+      curl_easy_setopt(r.easy, CURLOPT_HTTPGET, 1L);
+    };
+    auto take = [&](Request& r) { bodies[r.index] = std::move(r.body); };
+    run_with_retry(keys.size(), prepare, take, /*is_put=*/false, outcome);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      switch (outcome[i]) {
+        case Outcome::ok:
+          out[i].status = CacheStatus::ok;
+          out[i].bytes = std::move(bodies[i]);
+          break;
+        case Outcome::not_found: out[i].status = CacheStatus::not_found; break;
+        case Outcome::failed:
+        case Outcome::refused:
+        case Outcome::needs_folder: out[i].status = CacheStatus::failed; break;
+        case Outcome::not_run: out[i].status = CacheStatus::skipped; break;
+      }
     }
-    if (!todo.empty()) give_up(problem);
     return out;
   }
 
-  bool store(const std::string& key, std::string_view bytes) override {
-    if (given_up_) return false;
-    std::string problem;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (!put_) put_ = std::make_unique<Request>();  // kept: its connection is reused
-      Request& r = *put_;
-      if (!r.easy) r.easy = curl_easy_init();
-      if (!r.easy) {
-        problem = "curl_easy_init failed";
-        continue;
-      }
-      curl_easy_reset(r.easy);
-      prepare(r, key);
+  std::vector<CacheStatus> store(
+      const std::vector<std::pair<std::string, std::string>>& entries) override {
+    std::vector<CacheStatus> out(entries.size(), CacheStatus::skipped);
+    if (given_up_) return out;
+    std::vector<Outcome> outcome(entries.size(), Outcome::not_run);
+    auto prepare = [&](Request& r) {
+      const auto& [key, bytes] = entries[r.index];
+      set_common(r, key);
       r.upload = bytes;
       r.uploaded = 0;
       curl_easy_setopt(r.easy, CURLOPT_UPLOAD, 1L);
       curl_easy_setopt(r.easy, CURLOPT_READFUNCTION, on_upload);
       curl_easy_setopt(r.easy, CURLOPT_READDATA, &r);
+      curl_easy_setopt(r.easy, CURLOPT_SEEKFUNCTION, on_seek);
+      curl_easy_setopt(r.easy, CURLOPT_SEEKDATA, &r);
       curl_easy_setopt(r.easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(bytes.size()));
-      const CURLcode rc = curl_easy_perform(r.easy);
-      long status = 0;
-      curl_easy_getinfo(r.easy, CURLINFO_RESPONSE_CODE, &status);
-      if (rc == CURLE_OK && (status == 200 || status == 201 || status == 204)) return true;
-      problem = rc != CURLE_OK ? transfer_problem(r, rc)
-                               : "PUT answered HTTP " + std::to_string(status);
-      put_.reset();  // a fresh connection for the retry
+    };
+    auto take = [](Request&) {};
+    run_with_retry(entries.size(), prepare, take, /*is_put=*/true, outcome);
+    // A WebDAV server that does not create folders on PUT (409): make URL/ and URL/ac/ once,
+    // then send those entries again.
+    std::vector<size_t> again;
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (outcome[i] == Outcome::needs_folder) again.push_back(i);
+    if (!again.empty() && !given_up_ && make_folders()) {
+      std::vector<Outcome> second(again.size(), Outcome::not_run);
+      auto prepare_again = [&](Request& r) {
+        const size_t i = r.index;
+        r.index = again[i];
+        prepare(r);
+        r.index = i;
+      };
+      run_with_retry(again.size(), prepare_again, take, /*is_put=*/true, second);
+      for (size_t j = 0; j < again.size(); ++j) outcome[again[j]] = second[j];
     }
-    give_up(problem);
-    return false;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      switch (outcome[i]) {
+        case Outcome::ok: out[i] = CacheStatus::ok; break;
+        case Outcome::not_run: out[i] = CacheStatus::skipped; break;
+        default: out[i] = CacheStatus::failed; break;
+      }
+    }
+    return out;
   }
 
  private:
   std::string entry_url(const std::string& key) const { return o_.url + "/ac/" + key + key; }
 
-  void prepare(Request& r, const std::string& key) {
+  void set_common(Request& r, const std::string& key) {
     curl_easy_setopt(r.easy, CURLOPT_URL, entry_url(key).c_str());
     curl_easy_setopt(r.easy, CURLOPT_HTTPHEADER, headers_);
     curl_easy_setopt(r.easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
@@ -131,91 +199,152 @@ class HttpCacheBackend final : public CacheBackend {
     curl_easy_setopt(r.easy, CURLOPT_ERRORBUFFER, r.error);
     curl_easy_setopt(r.easy, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(r.easy, CURLOPT_WRITEDATA, &r);
-    curl_easy_setopt(r.easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(r.easy, CURLOPT_MAXFILESIZE_LARGE, kMaxEntryBytes);
+    curl_easy_setopt(r.easy, CURLOPT_FOLLOWLOCATION, 0L);  // the token goes nowhere else
     curl_easy_setopt(r.easy, CURLOPT_USERAGENT, "fuserc");
-    r.body.clear();
-    r.too_large = false;
-    r.error[0] = '\0';
+    curl_easy_setopt(r.easy, CURLOPT_PRIVATE, &r);
   }
 
-  static std::string transfer_problem(const Request& r, CURLcode rc) {
-    if (r.too_large) return "an answer larger than 1 GiB";
-    return r.error[0] ? std::string(r.error) : std::string(curl_easy_strerror(rc));
-  }
-
-  // GETs keys[i] for each i in `todo`, `parallel` at a time: fills out[i], or adds i to
-  // `failed` with the last problem seen.
-  void run_gets(const std::vector<std::string>& keys, const std::vector<size_t>& todo,
-                std::vector<CacheFetch>& out, std::vector<size_t>& failed, std::string& problem) {
-    std::vector<std::unique_ptr<Request>> requests(todo.size());
-    size_t next = 0, running = 0;
-    auto start_next = [&]() -> bool {
-      if (next == todo.size()) return false;
-      const size_t t = next++;
-      auto r = std::make_unique<Request>();
-      r->easy = curl_easy_init();
-      if (!r->easy) {
-        problem = "curl_easy_init failed";
-        failed.push_back(todo[t]);
-        return true;
-      }
-      prepare(*r, keys[todo[t]]);
-      curl_easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
-      curl_easy_setopt(r->easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(t));
-      curl_multi_add_handle(multi_, r->easy);
-      requests[t] = std::move(r);
-      ++running;
-      return true;
-    };
-    const size_t parallel = static_cast<size_t>(std::max(1, o_.parallel));
-    while (running < parallel && start_next()) {
+  static Outcome classify(const Request& r, CURLcode rc, bool is_put, std::string& problem) {
+    long status = 0;
+    curl_easy_getinfo(r.easy, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_OK && (status == 200 || (is_put && (status == 201 || status == 204))))
+      return Outcome::ok;
+    if (rc == CURLE_OK && !is_put && status == 404) return Outcome::not_found;
+    if (rc == CURLE_FILESIZE_EXCEEDED || r.too_large) {
+      problem = "an answer larger than 64 MiB";
+      return Outcome::refused;  // that entry alone: damaged, compiled locally
     }
-    while (running > 0) {
+    if (rc != CURLE_OK) {
+      problem = r.error[0] ? std::string(r.error) : std::string(curl_easy_strerror(rc));
+      return Outcome::failed;
+    }
+    problem = (is_put ? "PUT answered HTTP " : "GET answered HTTP ") + std::to_string(status);
+    if (is_put && status == 409) return Outcome::needs_folder;
+    // A request the server refuses for what it is (an entry over its size limit, say), not a
+    // server that is down or refuses fuserc as a whole.
+    if (status >= 400 && status < 500 && status != 401 && status != 403 && status != 407 &&
+        status != 408 && status != 429)
+      return Outcome::refused;
+    return Outcome::failed;
+  }
+
+  // Runs the requests of `count` items (`prepare` sets one up), `o_.parallel` at a time. The
+  // first one that fails stops the batch: nothing more is started and those in flight are
+  // abandoned (not_run), so that a dead server costs one timeout, not one per key.
+  template <class Prepare, class Take>
+  void run_batch(const std::vector<size_t>& items, Prepare& prepare, Take& take, bool is_put,
+                 std::vector<Outcome>& outcome, std::string& problem) {
+    std::vector<std::unique_ptr<Request>> running;
+    size_t next = 0;
+    bool stop = false;
+    const size_t parallel = static_cast<size_t>(std::max(1, o_.parallel));
+    auto finish = [&](Request* r) {
+      curl_multi_remove_handle(multi_, r->easy);
+      running.erase(std::find_if(running.begin(), running.end(),
+                                 [r](const auto& p) { return p.get() == r; }));
+    };
+    while (true) {
+      while (!stop && next < items.size() && running.size() < parallel) {
+        auto r = std::make_unique<Request>(items[next++]);
+        if (!r->easy) {
+          problem = "curl_easy_init failed";
+          outcome[r->index] = Outcome::failed;
+          stop = true;
+          break;
+        }
+        prepare(*r);
+        if (curl_multi_add_handle(multi_, r->easy) != CURLM_OK) {
+          problem = "curl_multi_add_handle failed";
+          outcome[r->index] = Outcome::failed;
+          stop = true;
+          break;
+        }
+        running.push_back(std::move(r));
+      }
+      if (running.empty()) break;
       int still = 0;
-      if (curl_multi_perform(multi_, &still) != CURLM_OK) break;
+      if (curl_multi_perform(multi_, &still) != CURLM_OK) {
+        problem = "curl_multi_perform failed";
+        stop = true;
+        break;
+      }
       int left = 0;
       while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
         if (m->msg != CURLMSG_DONE) continue;
-        char* priv = nullptr;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
-        const size_t t = reinterpret_cast<size_t>(priv);
-        Request& r = *requests[t];
-        const size_t i = todo[t];
-        long status = 0;
-        curl_easy_getinfo(r.easy, CURLINFO_RESPONSE_CODE, &status);
+        Request* r = nullptr;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&r));
         const CURLcode rc = m->data.result;
-        if (rc == CURLE_OK && status == 200) {
-          out[i].status = CacheFetch::Status::found;
-          out[i].bytes = std::move(r.body);
-        } else if (rc == CURLE_OK && status == 404) {
-          out[i].status = CacheFetch::Status::not_found;
-        } else {
-          out[i].status = CacheFetch::Status::failed;
-          problem = rc != CURLE_OK ? transfer_problem(r, rc)
-                                   : "GET answered HTTP " + std::to_string(status);
-          failed.push_back(i);
-        }
-        curl_multi_remove_handle(multi_, r.easy);
-        requests[t].reset();
-        --running;
-        while (running < parallel && start_next()) {
-        }
+        const Outcome got = classify(*r, rc, is_put, problem);
+        outcome[r->index] = got;
+        if (got == Outcome::ok) take(*r);
+        if (got == Outcome::failed) stop = true;
+        finish(r);
       }
-      if (running > 0) curl_multi_poll(multi_, nullptr, 0, 100, nullptr);
+      if (stop) break;
+      if (Clock::now() > deadline_) {  // slow but under the timeout, many times over
+        problem = "slower than " + std::to_string(kBatchTimeouts) +
+                  " timeouts for one batch of requests";
+        too_slow_ = true;
+        break;
+      }
+      if (!running.empty() && still > 0) curl_multi_poll(multi_, nullptr, 0, 100, nullptr);
     }
-    for (auto& r : requests)  // only after a curl_multi_perform failure
-      if (r) {
-        curl_multi_remove_handle(multi_, r->easy);
-        problem = "curl_multi_perform failed";
-      }
-    for (size_t t = 0; t < requests.size(); ++t)
-      if (requests[t]) {
-        out[todo[t]].status = CacheFetch::Status::failed;
-        failed.push_back(todo[t]);
-      }
+    for (auto& r : running) curl_multi_remove_handle(multi_, r->easy);  // abandoned: not_run
+  }
+
+  // Runs every item; when the batch fails, tries the first failed item alone once more: if it
+  // fails again the server is given up on, else the rest run again (and a second failure
+  // gives up). Items never run stay not_run.
+  template <class Prepare, class Take>
+  void run_with_retry(size_t count, Prepare& prepare, Take& take, bool is_put,
+                      std::vector<Outcome>& outcome) {
+    std::string problem;
+    deadline_ = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
+                                   o_.timeout_seconds * 1000 * kBatchTimeouts));
+    std::vector<size_t> items(count);
+    for (size_t i = 0; i < count; ++i) items[i] = i;
+    run_batch(items, prepare, take, is_put, outcome, problem);
+    if (too_slow_) return give_up(problem);
+    std::vector<size_t> unresolved;
+    for (size_t i = 0; i < count; ++i)
+      if (outcome[i] == Outcome::failed || outcome[i] == Outcome::not_run) unresolved.push_back(i);
+    const bool batch_failed =
+        std::any_of(outcome.begin(), outcome.end(), [](Outcome o) { return o == Outcome::failed; });
+    if (!batch_failed) return;
+    for (size_t i : unresolved) outcome[i] = Outcome::not_run;
+    std::vector<size_t> probe = {unresolved.front()};
+    run_batch(probe, prepare, take, is_put, outcome, problem);
+    if (too_slow_ || outcome[probe.front()] == Outcome::failed) return give_up(problem);
+    std::vector<size_t> rest(unresolved.begin() + 1, unresolved.end());
+    run_batch(rest, prepare, take, is_put, outcome, problem);
+    if (too_slow_ || std::any_of(rest.begin(), rest.end(),
+                    [&](size_t i) { return outcome[i] == Outcome::failed; }))
+      give_up(problem);
+  }
+
+  // Makes URL/ and URL/ac/ with WebDAV's MKCOL (once per process); true when the second
+  // exists afterwards (201 made, 405 already there).
+  bool make_folders() {
+    if (made_folders_) return false;
+    made_folders_ = true;
+    bool ok = true;
+    for (const std::string& url : {o_.url + "/", o_.url + "/ac/"}) {
+      Request r(0);
+      if (!r.easy) return false;
+      set_common(r, std::string(32, '0'));
+      curl_easy_setopt(r.easy, CURLOPT_URL, url.c_str());
+      curl_easy_setopt(r.easy, CURLOPT_CUSTOMREQUEST, "MKCOL");
+      const CURLcode rc = curl_easy_perform(r.easy);
+      long status = 0;
+      curl_easy_getinfo(r.easy, CURLINFO_RESPONSE_CODE, &status);
+      ok = rc == CURLE_OK && (status == 201 || status == 405 || status == 200);
+    }
+    return ok;
   }
 
   void give_up(const std::string& problem) {
+    if (given_up_) return;
     given_up_ = true;
     const std::string message = "remote cache " + describe() + " is not usable (" + problem +
                                 ", after a retry); compiling locally without it";
@@ -228,18 +357,21 @@ class HttpCacheBackend final : public CacheBackend {
   HttpCacheOptions o_;
   curl_slist* headers_ = nullptr;
   CURLM* multi_ = nullptr;
-  std::unique_ptr<Request> put_;
   bool given_up_ = false;
+  bool made_folders_ = false;
+  bool too_slow_ = false;
+  Clock::time_point deadline_{};
 };
 
 }  // namespace
 
 std::string url_for_messages(const std::string& url) {
+  // A user name and password end at an '@'; a password may hold '/', '?' or '#' unencoded, so
+  // everything from the scheme (or the start) to the last '@' goes. (An '@' in a path costs
+  // only a shorter message.)
   const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const size_t host = scheme + 3;
-  const size_t end = url.find_first_of("/?#", host);
-  const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  const size_t host = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t at = url.rfind('@');
   if (at == std::string::npos || at < host) return url;
   return url.substr(0, host) + url.substr(at + 1);
 }
@@ -249,8 +381,9 @@ std::unique_ptr<CacheBackend> make_http_cache_backend(HttpCacheOptions options) 
   if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0)
     throw UsageError("--cache-url: " + quote(url_for_messages(u)) +
                      " is not an http:// or https:// URL");
-  if (u.find_first_of(" \t\r\n") != std::string::npos)
-    throw UsageError("--cache-url: the URL has white space in it");
+  if (u.find_first_of(" \t\r\n?#") != std::string::npos)
+    throw UsageError("--cache-url: " + quote(url_for_messages(u)) +
+                     " has white space, a query ('?') or a fragment ('#') in it");
   if (options.bearer_token.find_first_of("\r\n") != std::string::npos)
     throw UsageError("FUSERC_CACHE_TOKEN has a line break in it");
   if (!(options.timeout_seconds > 0)) throw UsageError("--cache-timeout must be positive");

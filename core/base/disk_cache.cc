@@ -25,6 +25,7 @@ constexpr char kMagic[8] = {'F', 'Z', 'C', 'A', 'C', 'H', 'E', '1'};
 constexpr size_t kKeySize = 32;
 constexpr size_t kHeaderSize = sizeof kMagic + kKeySize + 8 + 8;
 constexpr int64_t kStaleTempSeconds = 3600;  // a temporary file this old belongs to a dead process
+constexpr int64_t kRemoteDownSeconds = 60;   // how long a given-up backend stays given up
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -223,14 +224,12 @@ std::optional<std::string> DiskCache::get(const std::string& key, bool counted) 
       ++discarded_;
     }
   }
-  if (!value && counted && backend_) {  // not prefetched: ask the backend for this one
+  if (!value && counted && backend_) {  // from the backend (prefetched, or asked now)
     std::lock_guard<std::mutex> lock(backend_mutex_);
-    if (!asked_.count(key)) {
-      fetch_from_backend({key});
-      try {
-        value = decode_entry(key, read_file(path));
-      } catch (const UserError&) {
-      }
+    if (!asked_.count(key)) fetch_from_backend({key});
+    if (auto it = fetched_.find(key); it != fetched_.end()) {
+      value = std::move(it->second);
+      fetched_.erase(it);
     }
   }
   if (!value) {
@@ -257,12 +256,37 @@ void DiskCache::put(const std::string& key, std::string_view value, bool counted
     if (store_problem_.empty()) store_problem_ = e.what();
   }
   if (counted && backend_ && !backend_read_only_) {
-    std::string entry = encode_entry(key, value);
     std::lock_guard<std::mutex> lock(backend_mutex_);
-    if (backend_->store(key, entry)) {
+    pending_.emplace_back(key, encode_entry(key, value));
+  }
+}
+
+void DiskCache::upload_pending() {
+  if (!backend_ || pending_.empty()) return;
+  std::vector<std::pair<std::string, std::string>> entries;
+  entries.swap(pending_);
+  std::vector<CacheStatus> done = backend_->store(entries);
+  FUSERC_CHECK(done.size() == entries.size(), "the cache backend answered the wrong count");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (done[i] == CacheStatus::ok) {
       ++remote_.remote_stored;
-      remote_.remote_bytes_stored += entry.size();
+      remote_.remote_bytes_stored += entries[i].second.size();
+    } else if (done[i] == CacheStatus::failed) {
+      ++remote_.remote_errors;
     }
+  }
+  note_if_given_up();
+}
+
+void DiskCache::note_if_given_up() {
+  if (noted_down_ || !backend_->given_up()) return;
+  noted_down_ = true;
+  try {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    write_file_replacing(dir_ + "/remote-down", backend_->describe() + "\n");
+  } catch (const UserError&) {
+    // Only a shortcut for the other processes.
   }
 }
 
@@ -270,6 +294,20 @@ void DiskCache::set_backend(std::unique_ptr<CacheBackend> backend, bool read_onl
   std::lock_guard<std::mutex> lock(backend_mutex_);
   backend_ = std::move(backend);
   backend_read_only_ = read_only;
+  noted_down_ = false;
+  if (!backend_) return;
+  // Another process gave up on this server under a minute ago: do not wait for it again.
+  const std::string marker = dir_ + "/remote-down";
+  struct stat st;
+  if (::stat(marker.c_str(), &st) != 0) return;
+  if (std::time(nullptr) - st.st_mtim.tv_sec > kRemoteDownSeconds) return;
+  try {
+    if (read_file(marker, 1 << 12) == backend_->describe() + "\n") {
+      backend_->give_up_quietly();
+      noted_down_ = true;
+    }
+  } catch (const UserError&) {
+  }
 }
 
 void DiskCache::prefetch(const std::vector<std::string>& keys) {
@@ -294,16 +332,18 @@ void DiskCache::fetch_from_backend(const std::vector<std::string>& keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
     CacheFetch& f = got[i];
     switch (f.status) {
-      case CacheFetch::Status::not_found: ++remote_.remote_not_found; break;
-      case CacheFetch::Status::failed: ++remote_.remote_errors; break;
-      case CacheFetch::Status::skipped: break;
-      case CacheFetch::Status::found:
-        if (!decode_entry(keys[i], f.bytes)) {
+      case CacheStatus::not_found: ++remote_.remote_not_found; break;
+      case CacheStatus::failed: ++remote_.remote_errors; break;
+      case CacheStatus::skipped: break;
+      case CacheStatus::ok: {
+        std::optional<std::string> value = decode_entry(keys[i], f.bytes);
+        if (!value) {
           ++remote_.remote_damaged;  // truncated or altered: compiled here and stored again
           break;
         }
         ++remote_.remote_fetched;
         remote_.remote_bytes_fetched += f.bytes.size();
+        fetched_[keys[i]] = std::move(*value);  // usable even if the folder cannot be written
         try {
           const std::string path = entry_path(keys[i]);
           std::error_code ec;
@@ -315,13 +355,19 @@ void DiskCache::fetch_from_backend(const std::vector<std::string>& keys) {
           if (store_problem_.empty()) store_problem_ = e.what();
         }
         break;
+      }
     }
   }
+  note_if_given_up();
 }
 
 void DiskCache::flush() {
   if (flushed_) return;
   flushed_ = true;
+  if (backend_) {
+    std::lock_guard<std::mutex> lock(backend_mutex_);
+    upload_pending();
+  }
   DiskCacheCounters mine = local_counters();
   if (!counts_anything(mine) && !wrote_) return;
   std::error_code ec;

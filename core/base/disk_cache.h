@@ -15,18 +15,22 @@
 //
 // A backend (cache_backend.h: a remote cache server) may stand behind the folder: an entry
 // missing here is asked of it, checked like a local one (a damaged one is ignored and counted)
-// and written here; an entry stored here is stored there too, unless read-only. Only counted
-// entries travel: bookkeeping entries (counted = false) describe this machine.
+// and written here; an entry stored here is queued and sent there by flush(), unless
+// read-only. Only counted entries travel: bookkeeping entries (counted = false) describe this
+// machine. When the backend is given up on, DIR/remote-down names it for a minute, so that the
+// other processes of the same build do not each wait for it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/base/cache_backend.h"
@@ -73,13 +77,15 @@ class DiskCache {
   // `counted`: false for bookkeeping entries that should not show in the hit/miss counters.
   std::optional<std::string> get(const std::string& key, bool counted = true);
 
-  // Stores `value` under `key`. Never throws: a failure (full disk, read-only folder) is
-  // remembered in store_problem() and the value is simply not cached. Thread-safe.
+  // Stores `value` under `key` (and queues it for the backend). Never throws: a failure (full
+  // disk, read-only folder) is remembered in store_problem() and the value is simply not
+  // cached. Thread-safe.
   void put(const std::string& key, std::string_view value, bool counted = true);
 
-  // Adds this process's counters to the shared ones and, if this process stored anything,
-  // evicts least recently used entries until the total is at most 90% of the bound. Called by
-  // the destructor; calling it earlier is allowed (counters are then only added once).
+  // Sends the entries queued for the backend, adds this process's counters to the shared ones
+  // and, if this process stored anything, evicts least recently used entries until the total
+  // is at most 90% of the bound. Called by the destructor; calling it earlier is allowed
+  // (counters are then only added once).
   void flush();
 
   // Scans the folder. Does not create it.
@@ -100,6 +106,10 @@ class DiskCache {
   // Asks the backend for `keys` (none asked before), checks what comes back and writes the
   // whole entries to the folder. Called with backend_mutex_ held.
   void fetch_from_backend(const std::vector<std::string>& keys);
+  // Sends the queued entries (backend_mutex_ held).
+  void upload_pending();
+  // Writes DIR/remote-down once the backend is given up on (backend_mutex_ held).
+  void note_if_given_up();
 
   std::string dir_;
   uint64_t max_bytes_;
@@ -108,6 +118,9 @@ class DiskCache {
   bool backend_read_only_ = false;
   mutable std::mutex backend_mutex_;  // the backend is used by one thread at a time
   std::set<std::string> asked_;    // keys the backend was asked for (under backend_mutex_)
+  std::map<std::string, std::string> fetched_;  // checked values from it, until get() takes them
+  std::vector<std::pair<std::string, std::string>> pending_;  // entries to send it
+  bool noted_down_ = false;
   DiskCacheCounters remote_;       // only the remote_* fields (under backend_mutex_)
   std::atomic<bool> wrote_{false};
   uint64_t evictions_ = 0;

@@ -1,11 +1,13 @@
 // Tests of the disk cache with a backend behind it (core/base/cache_backend.h), using an
 // in-memory backend: prefetch asks only for what is not on disk and writes what comes back,
-// a damaged remote entry is ignored and counted, a local store goes to the backend unless
-// read-only, bookkeeping entries never travel, a failed backend is not asked again for the
-// same key, and the remote counters reach the shared stats. Also the HTTP backend's argument
-// checks and URL redaction (the real server is tested by tests/remote_cache/).
+// a damaged remote entry is ignored and counted, local stores reach the backend at flush()
+// unless read-only, bookkeeping entries never travel, a failed backend is not asked again for
+// the same key, a backend given up on is skipped by the next process for a minute, and the
+// remote counters reach the shared stats. Also the HTTP backend's argument checks, URL
+// redaction and a refused connection (the real server is tested by tests/remote_cache/).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct FakeServer {
   std::vector<std::string> asked;  // every key fetched, in order
   int stores = 0;
   bool down = false;
+  bool gave_up = false;  // the last backend's state
 };
 
 class FakeBackend : public CacheBackend {
@@ -35,28 +38,44 @@ class FakeBackend : public CacheBackend {
   std::string describe() const override { return "fake"; }
   std::vector<CacheFetch> fetch(const std::vector<std::string>& keys) override {
     std::vector<CacheFetch> out(keys.size());
+    if (given_up_) return out;
     for (size_t i = 0; i < keys.size(); ++i) {
       s_.asked.push_back(keys[i]);
       if (s_.down) {
-        out[i].status = CacheFetch::Status::failed;
+        out[i].status = CacheStatus::failed;
+        given_up_ = s_.gave_up = true;
+        return out;  // the rest skipped
       } else if (auto it = s_.entries.find(keys[i]); it != s_.entries.end()) {
-        out[i].status = CacheFetch::Status::found;
+        out[i].status = CacheStatus::ok;
         out[i].bytes = it->second;
       } else {
-        out[i].status = CacheFetch::Status::not_found;
+        out[i].status = CacheStatus::not_found;
       }
     }
     return out;
   }
-  bool store(const std::string& key, std::string_view bytes) override {
-    if (s_.down) return false;
-    s_.entries[key] = std::string(bytes);
-    ++s_.stores;
-    return true;
+  std::vector<CacheStatus> store(
+      const std::vector<std::pair<std::string, std::string>>& entries) override {
+    std::vector<CacheStatus> out(entries.size(), CacheStatus::skipped);
+    if (given_up_) return out;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (s_.down) {
+        out[i] = CacheStatus::failed;
+        given_up_ = s_.gave_up = true;
+        return out;
+      }
+      s_.entries[entries[i].first] = entries[i].second;
+      ++s_.stores;
+      out[i] = CacheStatus::ok;
+    }
+    return out;
   }
+  bool given_up() const override { return given_up_; }
+  void give_up_quietly() override { given_up_ = s_.gave_up = true; }
 
  private:
   FakeServer& s_;
+  bool given_up_ = false;
 };
 
 std::unique_ptr<DiskCache> cache_with(const std::string& dir, FakeServer& s, bool ro = false) {
@@ -81,6 +100,8 @@ TEST_CASE("remote cache: a second machine gets every entry from the first one's 
     first->put(a, "value a");
     first->put(b, "value b");
     first->put(content_hash_hex("machine"), "local only", /*counted=*/false);
+    CHECK(server.stores == 0);  // queued until flush()
+    first->flush();
     CHECK(server.stores == 2);
     DiskCacheCounters c = first->local_counters();
     CHECK(c.remote_not_found == 2);
@@ -110,7 +131,6 @@ TEST_CASE("remote cache: get() without prefetch asks for the one key; local hits
   const std::string k = content_hash_hex("k");
   auto c = cache_with(tmp / "m", server);
   c->put(k, "here");
-  server.entries.clear();
   CHECK(c->get(k) == std::optional<std::string>("here"));
   CHECK(server.asked.empty());
   const std::string other = content_hash_hex("other");
@@ -118,6 +138,7 @@ TEST_CASE("remote cache: get() without prefetch asks for the one key; local hits
     FakeServer s2;
     auto src = cache_with(tmp / "src", s2);
     src->put(other, "from afar");
+    src->flush();
     server.entries[other] = s2.entries[other];
   }
   CHECK(c->get(other) == std::optional<std::string>("from afar"));
@@ -133,7 +154,7 @@ TEST_CASE("remote cache: an altered or truncated entry is ignored, counted and r
     auto first = cache_with(tmp / "m1", server);
     first->put(a, "the value of a, long enough to alter");
     first->put(b, "the value of b");
-  }
+  }  // flushed
   server.entries[a].back() ^= 1;                                       // altered
   server.entries[b].resize(server.entries[b].size() / 2);              // truncated
   server.entries[content_hash_hex("c")] = "";                          // empty
@@ -145,6 +166,7 @@ TEST_CASE("remote cache: an altered or truncated entry is ignored, counted and r
   CHECK(c.remote_damaged == 3);
   CHECK(c.remote_fetched == 0);
   second->put(a, "the value of a, long enough to alter");  // compiled again: overwrites
+  second->flush();
   auto third = cache_with(tmp / "m3", server);
   CHECK(third->get(a) == std::optional<std::string>("the value of a, long enough to alter"));
 }
@@ -156,24 +178,46 @@ TEST_CASE("remote cache: read-only never stores; a failing backend costs one err
   const std::string a = content_hash_hex("a");
   auto ro = cache_with(tmp / "ro", server, /*ro=*/true);
   ro->put(a, "v");
+  ro->flush();
   CHECK(server.stores == 0);
   CHECK(ro->get(a) == std::optional<std::string>("v"));  // the local cache still works
   server.down = true;
   auto c = cache_with(tmp / "down", server);
+  const std::string b = content_hash_hex("b");
   CHECK_FALSE(c->get(a));
   CHECK_FALSE(c->get(a));
+  CHECK_FALSE(c->get(b));  // given up: not asked
+  CHECK(server.asked.size() == 1);
   c->put(a, "v");
   CHECK(c->get(a) == std::optional<std::string>("v"));
+  c->flush();
   DiskCacheCounters n = c->local_counters();
   CHECK(n.remote_errors == 1);
   CHECK(n.remote_stored == 0);
+  // The next process on this folder, within the minute, does not wait for the server.
+  server.down = false;
+  server.gave_up = false;
+  auto next = cache_with(tmp / "down", server);
+  CHECK(server.gave_up);
+  CHECK_FALSE(next->get(b));
+  CHECK(server.asked.size() == 1);
+  // Another server is asked as usual.
+  DiskCache other(tmp / "down", 0);
+  struct Named : FakeBackend {
+    using FakeBackend::FakeBackend;
+    std::string describe() const override { return "another"; }
+  };
+  server.gave_up = false;
+  other.set_backend(std::make_unique<Named>(server), false);
+  CHECK_FALSE(server.gave_up);
 }
 
 TEST_CASE("remote cache: HTTP backend refuses bad URLs and tokens; messages hide credentials",
           "[remote_cache]") {
   CHECK(url_for_messages("https://user:pw@cache.example:8080/x/y") ==
         "https://cache.example:8080/x/y");
-  CHECK(url_for_messages("http://cache/p@q") == "http://cache/p@q");
+  CHECK(url_for_messages("https://u:p/a?s#w@host/x") == "https://host/x");  // raw '/', '?', '#'
+  CHECK(url_for_messages("u:pw@host/x") == "host/x");
   CHECK(url_for_messages("http://h") == "http://h");
   HttpCacheOptions o;
   o.url = "ftp://user:secret@host/x";
@@ -184,6 +228,8 @@ TEST_CASE("remote cache: HTTP backend refuses bad URLs and tokens; messages hide
     CHECK(std::string(e.what()).find("secret") == std::string::npos);
     CHECK(std::string(e.what()).find("ftp://host/x") != std::string::npos);
   }
+  o.url = "http://host/x?token=1";
+  CHECK_THROWS_AS(make_http_cache_backend(o), UsageError);
   o.url = "http://127.0.0.1:1/x";
   o.bearer_token = "abc\r\nX-Evil: 1";
   CHECK_THROWS_AS(make_http_cache_backend(o), UsageError);
@@ -201,11 +247,15 @@ TEST_CASE("remote cache: an HTTP server that refuses connections is given up on 
   o.warn = [&](const std::string& w) { warnings.push_back(w); };
   auto b = make_http_cache_backend(o);
   const std::string k = content_hash_hex("k");
-  std::vector<CacheFetch> got = b->fetch({k, k});
-  REQUIRE(got.size() == 2);
-  CHECK(got[0].status == CacheFetch::Status::failed);
-  CHECK_FALSE(b->store(k, "x"));  // given up: not tried
-  CHECK(b->fetch({k})[0].status == CacheFetch::Status::skipped);
+  std::vector<std::string> keys(20, k);  // more than one batch of 8
+  std::vector<CacheFetch> got = b->fetch(keys);
+  REQUIRE(got.size() == 20);
+  CHECK(std::count_if(got.begin(), got.end(), [](const CacheFetch& f) {
+          return f.status == CacheStatus::failed;
+        }) >= 1);
+  CHECK(b->given_up());
+  CHECK(b->store({{k, "x"}})[0] == CacheStatus::skipped);  // given up: not tried
+  CHECK(b->fetch({k})[0].status == CacheStatus::skipped);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("http://127.0.0.1:9/fuserc") != std::string::npos);
 }
