@@ -12,7 +12,7 @@
 #include "codegen/nvrtc/nvrtc_compiler.h"
 #include "core/passes/pass_context.h"
 #include "core/segment/memory_plan.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

@@ -11,7 +11,7 @@
 #include "codegen/kernel_summary.h"
 #include "codegen/kir/kir.h"
 #include "core/ir/fusion.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc::lower {
 

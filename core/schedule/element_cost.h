@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/ir/fusion.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

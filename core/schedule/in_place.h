@@ -22,7 +22,7 @@
 
 #include "core/ir/fusion.h"
 #include "core/schedule/reduction_analysis.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/ir/fusion.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

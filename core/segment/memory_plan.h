@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

@@ -18,7 +18,7 @@
 #include "core/base/diagnostics.h"
 
 #include "core/schedule/scheduler.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

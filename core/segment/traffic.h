@@ -12,7 +12,7 @@
 
 #include "core/ir/fusion.h"
 #include "core/schedule/scheduler.h"
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 namespace fuserc {
 

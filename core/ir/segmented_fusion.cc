@@ -1,4 +1,4 @@
-#include "core/segment/segmented_fusion.h"
+#include "core/ir/segmented_fusion.h"
 
 #include <algorithm>
 #include <set>
