@@ -11,6 +11,9 @@
 // address by a multiple of V) and vector stores of the results broadcast back, taken for a row
 // when its length is a multiple of V and every such access starts aligned (a per-row test),
 // the scalar path (one element per thread and step) otherwise.
+// The ReductionLowering behind it is declared in reduction_lowering_impl.h and defined in
+// parts: reduction_lowering.cc (variants, kernel assembly), reduction_row_pass.cc (passes over a
+// row, the scalar path), reduction_vector_path.cc, reduction_combine.cc (combines, row results).
 #pragma once
 
 #include <string>
