@@ -94,6 +94,14 @@ class IndexPrinter {
 
   bool nonnegative(const Expr& e) const { return e.lo() >= 0; }
 
+  // CUDA's min and max have no (long long, int) overload: with 64-bit indices a constant
+  // argument is a long long literal too.
+  std::string minmax_arg(const Expr& a) const {
+    if (index64_ && a.op() == ExprOp::Const && a.value() != std::numeric_limits<int64_t>::min())
+      return std::to_string(a.value()) + "LL";
+    return print(a);
+  }
+
   std::string term(const Expr& t, bool& negative) const {
     negative = false;
     if (t.op() != ExprOp::Mul) return print(t, kMul);
@@ -157,8 +165,10 @@ class IndexPrinter {
         }
         return "fz_ceildiv(" + print(a) + ", " + print(b) + ")";
       }
-      case ExprOp::Min: return "min(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
-      case ExprOp::Max: return "max(" + print(e.args()[0]) + ", " + print(e.args()[1]) + ")";
+      case ExprOp::Min:
+        return "min(" + minmax_arg(e.args()[0]) + ", " + minmax_arg(e.args()[1]) + ")";
+      case ExprOp::Max:
+        return "max(" + minmax_arg(e.args()[0]) + ", " + minmax_arg(e.args()[1]) + ")";
       case ExprOp::Lt:
       case ExprOp::Le:
       case ExprOp::Eq:
