@@ -88,7 +88,7 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--runs", o->runs,
                   "repetitions of the fast stages (default 200; --gpu: timed runs, default 100)");
   sub->add_option("--nvrtc-runs", o->nvrtc_runs, "repetitions of NVRTC (default 3)");
-  add_remote_cache_flags(*sub, o->cache, false);
+  add_remote_cache_flags(*sub, o->cache);
   sub->add_flag("--json", o->json,
                 "print JSON: frontend_us, nvrtc_us, write_us, load_us, bind_us and more");
   sub->add_flag("--frontend-only", o->frontend_only,

@@ -54,17 +54,17 @@ void add_cache_flags(CLI::App& sub, CacheFlags& flags, bool for_compiling) {
                  "the compile cache's size bound in MiB; least recently used entries are evicted "
                  "beyond it (default: 1024)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
-  add_remote_cache_flags(sub, flags, true);
+  add_remote_cache_flags(sub, flags);
 }
 
-void add_remote_cache_flags(CLI::App& sub, CacheFlags& flags, bool url_from_environment) {
-  auto* url = sub.add_option("--cache-url", flags.url,
+void add_remote_cache_flags(CLI::App& sub, CacheFlags& flags) {
+  sub.add_option("--cache-url", flags.url,
                  "a remote compile cache on an HTTP server, behind the local one: entries are "
                  "fetched with GET and stored with PUT at URL/ac/<64 hex digits> (bazel-remote, "
                  "nginx with WebDAV, ...); a server that is down or slow is given up on with one "
                  "warning, and a damaged entry is ignored and replaced. A bearer token is taken "
-                 "from $FUSERC_CACHE_TOKEN only");
-  if (url_from_environment) url->envname("FUSERC_CACHE_URL");
+                 "from $FUSERC_CACHE_TOKEN only")
+      ->envname("FUSERC_CACHE_URL");
   sub.add_flag("--cache-read-only", flags.read_only,
                "fetch from the remote cache but never store into it (for untrusted builds)");
   sub.add_option("--cache-timeout", flags.timeout_seconds,

@@ -28,9 +28,9 @@ struct CacheFlags {
 // --cache-dir always; the others when `for_compiling`.
 void add_cache_flags(CLI::App& sub, CacheFlags& flags, bool for_compiling);
 
-// --cache-url, --cache-read-only and --cache-timeout alone (bench has no local cache options;
-// it does not take the URL from $FUSERC_CACHE_URL: its figures fill the server).
-void add_remote_cache_flags(CLI::App& sub, CacheFlags& flags, bool url_from_environment);
+// --cache-url (or $FUSERC_CACHE_URL), --cache-read-only and --cache-timeout alone (bench has
+// no local cache options).
+void add_remote_cache_flags(CLI::App& sub, CacheFlags& flags);
 
 // The root folder the flags select; throws UsageError when there is none to be found.
 std::string cache_root(const CacheFlags& flags);

@@ -8,11 +8,14 @@
 #   d. FUSERC_CACHE_TOKEN is sent as "Authorization: Bearer ..." and never printed;
 #   e. altered and truncated entries on the server are detected, recompiled and PUT again;
 #   f. a server that answers too slowly: --cache-timeout, one warning, local compile;
-#   g. the server going away mid-build: every compile succeeds with one warning each.
+#   g. the server going away during one compile, and between the compiles of a build: every
+#      compile succeeds with one warning and the same package.
 # The server's files all live in a temporary folder, removed on exit with nginx stopped.
 #
 #   run_remote_cache_test.sh FUSERC GRAPH.json GRAPH.json...
-# At least two small fusion graphs (each compiles in seconds).
+# At least three graphs; builds A, B, D and E (a., b., e.) compile them all (CTest passes the
+# whole test corpus), the other steps the first three alone (small ones: each compiles in
+# seconds). A graph named twice is compiled once.
 set -euo pipefail
 
 fail() {
@@ -36,10 +39,17 @@ command -v curl >/dev/null || fail "curl not found (Debian: apt-get install curl
 
 # The graphs; their names name the packages.
 graphs=()
+declare -A seen_graph=()
 for g in "$@"; do
   [ -f "$g" ] || fail "no such graph: $g"
-  graphs+=("$(realpath "$g")")
+  g=$(realpath "$g")
+  [ -z "${seen_graph[$g]:-}" ] || continue
+  seen_graph[$g]=1
+  graphs+=("$g")
 done
+[ "${#graphs[@]}" -ge 3 ] || fail "need at least three different graphs"
+all_graphs=("${graphs[@]}")
+small_graphs=("${graphs[@]:0:3}")
 name_of() { basename "$1" .json; }
 
 # Nothing from the caller's environment: no user cache, no remote cache, no token, no proxy.
@@ -313,7 +323,8 @@ after=$(access_lines)
 expect "B: NVRTC compilations (stores) after a warm rebuild" "$(local_stat B stores)" -eq 0
 
 # ---- c. Read-only: fetches, never PUTs ----
-echo "== c. build C: --cache-read-only, empty prefix ro/"
+echo "== c. build C: --cache-read-only, empty prefix ro/ (the first three graphs)"
+graphs=("${small_graphs[@]}")
 build C --cache-url "$server/ro" --cache-read-only
 no_warnings C
 same_as_a C
@@ -324,6 +335,8 @@ expect "C: remote stored" "$(remote_stat C stored)" -eq 0
 if grep -q '"PUT /ro/' "$tmp/access.log"; then
   fail "--cache-read-only sent a PUT: $(grep '"PUT /ro/' "$tmp/access.log" | head -n 3)"
 fi
+
+graphs=("${all_graphs[@]}")
 
 # ---- d. The token: sent as a bearer token, never printed ----
 echo "== d. FUSERC_CACHE_TOKEN"
@@ -416,8 +429,40 @@ else
        "libnginx-mod-http-echo) is not installed"
 fi
 
-# ---- g. The server goes away in the middle of a build ----
-echo "== g. build F: the server stops after the first graph"
+# ---- g. The server goes away in the middle of one compile, then of a build ----
+# One compile of both architectures of the second graph (over ten NVRTC compilations): once
+# nginx has logged its GETs (the compile fetched, found nothing and is in NVRTC), nginx is
+# stopped; the PUTs at the end then fail: one warning, the compile succeeds, same package.
+echo "== g. build M: the server stops while one compile runs"
+g=${graphs[1]}
+mkdir -p "$tmp/M/out"
+"$fuserc" compile "$g" -o "$tmp/M/out/base.fpkg" --arch sm_80,sm_90 -j 2 --quiet \
+  --cache-dir "$tmp/M/base-cache" > /dev/null 2>&1 || fail "build M: the baseline compile failed"
+gets_before=$(grep -c '"GET /mid/' "$tmp/access.log" || true)
+"$fuserc" compile "$g" -o "$tmp/M/out/mid.fpkg" --arch sm_80,sm_90 -j 2 --quiet \
+  --cache-dir "$tmp/M/cache" --cache-url "$server/mid" \
+  > "$tmp/M/out/mid.stdout" 2> "$tmp/M/out/mid.stderr" &
+compile_pid=$!
+for _ in $(seq 200); do
+  [ "$(grep -c '"GET /mid/' "$tmp/access.log" || true)" -gt "$gets_before" ] && break
+  sleep 0.05
+done
+[ "$(grep -c '"GET /mid/' "$tmp/access.log" || true)" -gt "$gets_before" ] ||
+  fail "build M: the compile never asked the server"
+stop_nginx
+wait "$compile_pid" || fail "build M: the server stopping mid-compile failed it:"$'\n'"$(cat "$tmp/M/out/mid.stderr")"
+cmp -s "$tmp/M/out/base.fpkg" "$tmp/M/out/mid.fpkg" || fail "build M: the package differs"
+[ "$(warnings "$tmp/M/out/mid.stderr")" = 1 ] ||
+  fail "build M: expected one warning line, got:"$'\n'"$(cat "$tmp/M/out/mid.stderr")"
+expect "M: remote stored" "$(remote_stat M stored)" -eq 0
+expect "M: remote errors" "$(remote_stat M errors)" -ge 1
+echo "M: $(cat "$tmp/M/out/mid.stderr")"
+# The rest of this step needs the server again; then it stops between the compiles of a build.
+start_nginx "$port" || fail "nginx would not start again on port $port"
+
+# Between the compiles of a build:
+echo "== g. build F: the server stops after the first graph (the first three graphs)"
+graphs=("${small_graphs[@]}")
 first=${graphs[0]}
 compile_one "$first" "$tmp/F/out/$(name_of "$first").fpkg" "$tmp/F/cache" \
   --cache-url "$server/down"
