@@ -5,7 +5,7 @@ import torch
 
 from . import _convert
 from ._graph import Value
-from ._symbolic import Extent
+from ._symbolic import Extent, ceildiv
 
 _F32 = torch.float32
 
@@ -37,35 +37,43 @@ def _reshape_shape(ctx, shape):
 
 
 def _bound(e, extent):
-    """A slice bound: an int (negatives from the end), a symbol, or None."""
+    """A slice bound: an int (negatives from the end: `S-1` of an extent `S` is -1), a symbol,
+    or an extent expression."""
     if e.is_constant:
         return e.constant
     if e.symbol is not None:
         return e.symbol
-    if extent is not None and len(e.symbols) == 1 and e.coeff == 1 and \
-            extent.symbol == e.symbols[0] and e.offset < 0:
-        return e.offset
+    if extent is not None:
+        d = e - extent
+        if d.is_constant and d.constant < 0:
+            return d.constant
     return e.json()
 
 
 def _slice(ctx, x, dim, start, end, step=1):
+    """x[start:end:step] along `dim` (Extents; None for the ends). Over a symbolic extent with
+    a step, the end is written as the last element taken plus one, `start + step * (n - 1) +
+    1` with n the PyTorch's `(end - start + step - 1) // step`, so that fuserc's extent of the
+    slice (a ceiling division of end - start) is n itself, a floor division."""
     rank = x.rank
     dim = dim + rank if dim < 0 else dim
     starts = [0] * rank
     ends = _json_shape(ctx, x.shape, "a sliced tensor")
     steps = [1] * rank
-    big = Extent(2**62)
+    extent = x.shape[dim]
+    if end is not None and end.is_constant and end.constant >= 2**62:
+        end = None
+    if step != 1 and not extent.is_constant and (start is None or start.is_constant) and \
+            (end is None or end == extent):
+        first = start.constant if start is not None else 0
+        if first >= 0:
+            n = ceildiv(extent - first, step)
+            ctx.learn(n)
+            start, end = Extent(first), first + step * (n - 1) + 1
     if start is not None:
-        s = _bound(start, x.shape[dim])
-        if s is None:
-            ctx.fail(f"a slice start {start} that a fuserc graph cannot state")
-        starts[dim] = s
-    if end is not None and not (end.is_constant and end.constant >= 2**62):
-        e = _bound(end, x.shape[dim])
-        if e is None:
-            ctx.fail(f"a slice end {end} that a fuserc graph cannot state")
-        ends[dim] = e
-    del big
+        starts[dim] = _bound(start, extent)
+    if end is not None:
+        ends[dim] = _bound(end, extent)
     steps[dim] = step
     return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
 
@@ -185,19 +193,18 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
             (ctx.node.args[3] if len(ctx.node.args) > 3 else ctx.node.kwargs.get("end")) \
             is not None else None
         step = ctx.const(4, "step", 1)
-        shape = ctx.out_shape()
         if end is not None and end.is_constant and end.constant >= 2**62:
             end = None
         if (start is None or start == Extent(0)) and end is None and step == 1:
             return Value(x.name, x.dtype, x.shape, view=True)
-        return Value(_slice(ctx, x, dim, start, end, step), x.dtype, shape, view=True)
+        out = _slice(ctx, x, dim, start, end, step)
+        return Value(out, x.dtype, ctx.out_shape(), view=True)
     if name in ("select", "select_copy"):
         x = ctx.tensor(0)
         dim = ctx.const(1) % x.rank
         idx = ctx.size(2)
-        end = None if idx.constant == -1 else Extent(idx.constant + 1) \
-            if idx.is_constant else Extent(idx.coeff, idx.symbols, idx.offset + 1)
-        if idx.symbols and not (idx.symbol is None and idx.offset < 0):
+        end = None if idx.constant == -1 else idx + 1
+        if not idx.is_constant and not (idx.const < 0 and (idx - idx.const).symbol):
             ctx.fail("a select index that depends on the sizes")
         kshape = list(x.shape)
         kshape[dim] = Extent(1)
@@ -221,7 +228,9 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         tensors = [_cast(ctx, t, dtype) for t in tensors]
         if len(tensors) == 1:
             return tensors[0]
-        return ctx.emit("cat", tensors, dim=dim % tensors[0].rank)
+        dim = dim % tensors[0].rank
+        ctx.learn(sum((t.shape[dim] for t in tensors), Extent(0)))  # fuserc's extent
+        return ctx.emit("cat", tensors, dim=dim)
     if name == "stack":
         tensors = ctx.arg(0, "tensors")
         dim = ctx.const(1, "dim", 0)
