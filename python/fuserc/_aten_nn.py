@@ -13,7 +13,7 @@ import torch
 from . import _convert
 from ._aten_shape import _cast
 from ._graph import Size, Value
-from ._symbolic import Extent
+from ._symbolic import Extent, product, provably_nonnegative
 
 _HALF = (torch.float16, torch.bfloat16)
 _F32 = torch.float32
@@ -32,21 +32,12 @@ def _per_channel(ctx, v, x, dtype):
 
 
 def _count(ctx, extents):
-    """The product of `extents` (the elements a batch norm reduces per channel): an int, or a
-    size literal (`{"size": "4*N"}`) where a symbol is among them."""
-    n, parts = 1, []
-    for e in extents:
-        if e.constant is not None:
-            n *= e.constant
-            continue
-        text = e.json()
-        if text is None:
-            ctx.fail(f"batch norm over an extent {e} that a fuserc graph cannot name")
-        parts.append(f"({text})" if e.offset else text)
-    if not parts:
-        return n, n - 1
-    expr = "*".join(([str(n)] if n != 1 else []) + parts)
-    return Size(expr), Size(expr + "-1")
+    """The product of `extents` (the elements a batch norm reduces per channel) and it minus
+    one: ints, or size literals (`{"size": "4*N"}`) where a symbol is among them."""
+    n = product(extents)
+    if n.is_constant:
+        return n.constant, n.constant - 1
+    return Size(n.text()), Size((n - 1).text())
 
 
 def _batch_norm(ctx, name, overload):
@@ -161,13 +152,30 @@ def _max_pool(ctx, name):
         raise ctx.unsupported("max pooling of an integer tensor")
     spatial = list(range(x.rank - n, x.rank))
     out_shape = list(x.shape)
+    padded_shape = list(x.shape)
     pads = [[0, 0] for _ in range(x.rank)]
-    ends = []
     for k, d in enumerate(spatial):
-        size = x.shape[d].constant
-        if size is None:
-            ctx.fail(f"max pooling over a symbolic spatial extent ({x.shape[d]}); fuserc maps "
-                     "pooling over fixed spatial sizes (a symbolic batch is fine)")
+        size = x.shape[d]
+        if not size.is_constant:
+            # Symbolic: PyTorch's (H + 2p - d(k-1) - 1) // s + 1 windows (as for a
+            # convolution), inside the input padded by p on both sides. Where fuserc cannot
+            # show that the last window ends inside (H a floor division itself, whose
+            # division by s fuserc makes one division: ((H+1)//2)//2 is (H+1)//4), the end
+            # is padded by s * out more, which it can.
+            if ceil_mode:
+                ctx.fail(f"max pooling with ceil_mode=True over a symbolic spatial extent "
+                         f"({size.json()}): fuserc maps ceil_mode over fixed spatial sizes")
+            out = (size + 2 * padding[k] - dilation[k] * (kernel[k] - 1) - 1) // stride[k] + 1
+            ctx.learn(out)
+            out_shape[d] = out
+            last_end = dilation[k] * (kernel[k] - 1) + (out - 1) * stride[k] + 1
+            extra = 0 if provably_nonnegative(size + 2 * padding[k] - last_end) else \
+                stride[k] * out
+            pads[d] = [padding[k], (padding[k] + extra)
+                       if isinstance(extra, int) else (extra + padding[k]).json()]
+            padded_shape[d] = size + 2 * padding[k] + extra
+            continue
+        size = size.constant
         out = _pooled_size(size, kernel[k], stride[k], padding[k], dilation[k], ceil_mode)
         if out < 1:
             ctx.fail(f"max pooling of an extent {size} to nothing")
@@ -176,9 +184,7 @@ def _max_pool(ctx, name):
         # right the padding (or, with ceil_mode, what the last window needs; negative crops).
         span = (out - 1) * stride[k] + dilation[k] * (kernel[k] - 1) + 1
         pads[d] = [padding[k], span - size - padding[k]]
-        ends.append(span)
-    padded_shape = [e if d not in spatial else Extent(ends[spatial.index(d)])
-                    for d, e in enumerate(x.shape)]
+        padded_shape[d] = Extent(span)
     src = x
     if any(p != [0, 0] for p in pads):
         src = ctx.tmp("pad", [x], x.dtype, padded_shape, pads=pads, value=float("-inf"))
@@ -189,10 +195,8 @@ def _max_pool(ctx, name):
         steps = [1] * x.rank
         for k, d in enumerate(spatial):
             starts[d] = offsets[k] * dilation[k]
-            stops[d] = starts[d] + (out_shape[d].constant - 1) * stride[k] + 1
+            stops[d] = (starts[d] + (out_shape[d] - 1) * stride[k] + 1).json()
             steps[d] = stride[k]
-        if any(s is None for s in stops):
-            ctx.fail("max pooling of a tensor with an extent that a fuserc graph cannot name")
         window = ctx.tmp("slice", [src], x.dtype, out_shape, starts=starts, ends=stops,
                          steps=steps)
         best = window if best is None else ctx.tmp("maximum", [best, window], x.dtype, out_shape)

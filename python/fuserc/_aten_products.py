@@ -98,6 +98,17 @@ def _conv(ctx):
     if any(output_padding) and not transposed:
         ctx.fail("output_padding of a convolution that is not transposed")
     groups = ctx.const(8, "groups")
+    # The output's spatial extents, as fuserc's front end computes them from the attributes:
+    # (H + 2p - d(k-1) - 1) // s + 1, transposed (H - 1) s - 2p + d(k-1) + output_padding + 1.
+    for i in range(n):
+        h, k = x.shape[x.rank - n + i], w.shape[2 + i].constant
+        if h.is_constant or k is None:
+            continue
+        if transposed:
+            ctx.learn((h - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) +
+                      output_padding[i] + 1)
+        else:
+            ctx.learn((h + 2 * padding[i] - dilation[i] * (k - 1) - 1) // stride[i] + 1)
     args = [x, w] + ([b] if isinstance(b, Value) else [])
     return ctx.emit("conv", args, stride=stride, padding=padding, dilation=dilation,
                     groups=groups if groups != 1 else None,

@@ -5,7 +5,8 @@ import torch
 
 from . import _convert
 from ._graph import Value
-from ._symbolic import Extent
+from ._symbolic import MAX_MULTIPLE, Extent, ceildiv, mod, product, quotient
+from ._trace import MASK_INDEXING
 
 _F32 = torch.float32
 
@@ -37,35 +38,43 @@ def _reshape_shape(ctx, shape):
 
 
 def _bound(e, extent):
-    """A slice bound: an int (negatives from the end), a symbol, or None."""
+    """A slice bound: an int (negatives from the end: `S-1` of an extent `S` is -1), a symbol,
+    or an extent expression."""
     if e.is_constant:
         return e.constant
     if e.symbol is not None:
         return e.symbol
-    if extent is not None and len(e.symbols) == 1 and e.coeff == 1 and \
-            extent.symbol == e.symbols[0] and e.offset < 0:
-        return e.offset
+    if extent is not None:
+        d = e - extent
+        if d.is_constant and d.constant < 0:
+            return d.constant
     return e.json()
 
 
 def _slice(ctx, x, dim, start, end, step=1):
+    """x[start:end:step] along `dim` (Extents; None for the ends). Over a symbolic extent with
+    a step, the end is written as the last element taken plus one, `start + step * (n - 1) +
+    1` with n the PyTorch's `(end - start + step - 1) // step`, so that fuserc's extent of the
+    slice (a ceiling division of end - start) is n itself, a floor division."""
     rank = x.rank
     dim = dim + rank if dim < 0 else dim
     starts = [0] * rank
     ends = _json_shape(ctx, x.shape, "a sliced tensor")
     steps = [1] * rank
-    big = Extent(2**62)
+    extent = x.shape[dim]
+    if end is not None and end.is_constant and end.constant >= 2**62:
+        end = None
+    if step != 1 and not extent.is_constant and (start is None or start.is_constant) and \
+            (end is None or end == extent):
+        first = start.constant if start is not None else 0
+        if first >= 0:
+            n = ceildiv(extent - first, step)
+            ctx.learn(n)
+            start, end = Extent(first), first + step * (n - 1) + 1
     if start is not None:
-        s = _bound(start, x.shape[dim])
-        if s is None:
-            ctx.fail(f"a slice start {start} that a fuserc graph cannot state")
-        starts[dim] = s
-    if end is not None and not (end.is_constant and end.constant >= 2**62):
-        e = _bound(end, x.shape[dim])
-        if e is None:
-            ctx.fail(f"a slice end {end} that a fuserc graph cannot state")
-        ends[dim] = e
-    del big
+        starts[dim] = _bound(start, extent)
+    if end is not None:
+        ends[dim] = _bound(end, extent)
     steps[dim] = step
     return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
 
@@ -109,14 +118,66 @@ def _index_select(ctx, x, dim, idx, out_shape):
 
 
 
+def _view_shape(ctx, x):
+    """The target shape of a view or reshape of x. Each extent is resolved from the traces;
+    the one the caller wrote as -1 (or the one no known extent fits) is the element count of x
+    over the others' product, with common factors cancelled: [B, N] viewed as (B, -1, 2) is
+    [B, N//2, 2]."""
+    raw = [ctx.conv.metas[n][0][0] for n in ctx.nodes]
+    if any(len(r) != len(raw[0]) for r in raw):
+        ctx.fail("the rank of a result changes with the sizes of the inputs")
+    rank = len(raw[0])
+    target = ctx.node.args[1] if len(ctx.node.args) > 1 else None
+    target = list(target) if isinstance(target, (list, tuple)) else []
+    out = [None] * rank
+    for k in range(rank):
+        if k < len(target) and len(target) == rank and target[k] == -1:
+            continue
+        out[k] = ctx.conv.try_extent(ctx, [r[k] for r in raw], deep=False)
+    missing = [k for k in range(rank) if out[k] is None]
+    if len(missing) == 1:
+        k = missing[0]
+        q = quotient(product(x.shape), product(e for j, e in enumerate(out) if j != k))
+        if q is not None and all(q.evaluate(sv) == r[k] for sv, r in zip(ctx.conv.sizes, raw)):
+            out[k] = ctx.conv.learn(q)
+    for k in range(rank):
+        if out[k] is None:
+            out[k] = ctx.conv.extent(ctx, [r[k] for r in raw])
+    return out
+
+
+def _fit_count(ctx, x, shape):
+    """x, or x sliced along one dim to a multiple of m, so that its element count is provably
+    (as fuserc's reshape needs) that of `shape`, the target of a view: [B, N] viewed as [B, N//2, 2] reads
+    x[:, :2*(N//2)], which is all of x where N is even, the only sizes at which PyTorch's view
+    works. The contract cannot say that N is even, so the package cannot check it: the graph's
+    `requires` records it for the caller (a Package checks it on each call)."""
+    have, want = product(x.shape), product(shape)
+    if have == want:
+        return x
+    divisors = sorted({m for e in shape for m in e.denominators()})
+    for d, e in enumerate(x.shape):
+        if e.is_constant:
+            continue
+        for m in divisors:
+            cut = m * (e // m)
+            shape_cut = x.shape[:d] + [cut] + x.shape[d + 1:]
+            if product(shape_cut) == want:
+                ctx.conv.require(ctx, e, m, f"dimension {d} of a tensor viewed as "
+                                 f"({', '.join(str(t.json()) for t in shape)})")
+                return Value(_slice(ctx, x, d, Extent(0), cut), x.dtype, shape_cut)
+    return x  # fuserc's reshape says whether it can show that the counts are equal
+
+
 def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     g = ctx.g
     # ---- views and shape ops
     if name in ("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias"):
         x = ctx.tensor(0)
-        shape = ctx.out_shape()
+        shape = _view_shape(ctx, x)
         if shape == x.shape:
             return Value(x.name, x.dtype, x.shape, view=True)
+        x = _fit_count(ctx, x, shape)
         return Value(g.emit("reshape", [x], ctx.base(), shape=_reshape_shape(ctx, shape)),
                      x.dtype, shape, view=True)
     if name in ("expand", "expand_copy"):
@@ -185,19 +246,18 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
             (ctx.node.args[3] if len(ctx.node.args) > 3 else ctx.node.kwargs.get("end")) \
             is not None else None
         step = ctx.const(4, "step", 1)
-        shape = ctx.out_shape()
         if end is not None and end.is_constant and end.constant >= 2**62:
             end = None
         if (start is None or start == Extent(0)) and end is None and step == 1:
             return Value(x.name, x.dtype, x.shape, view=True)
-        return Value(_slice(ctx, x, dim, start, end, step), x.dtype, shape, view=True)
+        out = _slice(ctx, x, dim, start, end, step)
+        return Value(out, x.dtype, ctx.out_shape(), view=True)
     if name in ("select", "select_copy"):
         x = ctx.tensor(0)
         dim = ctx.const(1) % x.rank
         idx = ctx.size(2)
-        end = None if idx.constant == -1 else Extent(idx.constant + 1) \
-            if idx.is_constant else Extent(idx.coeff, idx.symbols, idx.offset + 1)
-        if idx.symbols and not (idx.symbol is None and idx.offset < 0):
+        end = None if idx.constant == -1 else idx + 1
+        if not idx.is_constant and not (idx.const < 0 and (idx - idx.const).symbol):
             ctx.fail("a select index that depends on the sizes")
         kshape = list(x.shape)
         kshape[dim] = Extent(1)
@@ -221,7 +281,9 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         tensors = [_cast(ctx, t, dtype) for t in tensors]
         if len(tensors) == 1:
             return tensors[0]
-        return ctx.emit("cat", tensors, dim=dim % tensors[0].rank)
+        dim = dim % tensors[0].rank
+        ctx.learn(sum((t.shape[dim] for t in tensors), Extent(0)))  # fuserc's extent
+        return ctx.emit("cat", tensors, dim=dim)
     if name == "stack":
         tensors = ctx.arg(0, "tensors")
         dim = ctx.const(1, "dim", 0)
@@ -232,11 +294,16 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return ctx.emit("cat", parts, dim=dim) if len(parts) > 1 else parts[0]
     if name == "constant_pad_nd":
         x = ctx.tensor(0)
-        pad = ctx.const(1)
+        # Sizes: a pad of a symbolic extent E to a multiple of m is (-E) % m.
+        ctx.guess(*[mod(-e, m) for e in x.shape if not e.is_constant
+                    for m in range(2, MAX_MULTIPLE + 1)])
+        pad = ctx.sizes(1)
         value = ctx.const(2, "value", 0)
         pads = [[0, 0] for _ in range(x.rank)]
         for k in range(len(pad) // 2):
-            pads[x.rank - 1 - k] = [pad[2 * k], pad[2 * k + 1]]
+            d = x.rank - 1 - k
+            pads[d] = [pad[2 * k].json(), pad[2 * k + 1].json()]
+            ctx.learn(x.shape[d] + pad[2 * k] + pad[2 * k + 1])
         return ctx.emit("pad", [x], pads=pads, value=value if value != 0 else None)
     if name in ("index_select",):
         x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
@@ -244,6 +311,9 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     if name == "index" and overload == "Tensor":
         x, indices = ctx.tensor(0), ctx.arg(1)
         given = [k for k, t in enumerate(indices) if t is not None]
+        if any(isinstance(indices[k], Value) and indices[k].dtype == torch.bool
+               for k in given):
+            ctx.fail(MASK_INDEXING)
         if len(given) != 1 or indices[given[0]].dtype not in (torch.int32, torch.int64):
             raise ctx.unsupported("indexing with several index tensors or a mask")
         dim = given[0]
@@ -333,7 +403,8 @@ def _split(ctx, name):
         dim = ctx.const(1, "dim", 0) % x.rank
         n = x.shape[dim].constant
         if n is None:
-            ctx.fail("unbind along a symbolic dimension")
+            ctx.fail(f"unbind along a symbolic dimension ({x.shape[dim].json()}): the number "
+                     "of results depends on the size")
 
         def item(k):
             def make(c):
@@ -345,13 +416,30 @@ def _split(ctx, name):
             return make
         return _convert.Multi([item(k) for k in range(n)])
     dim = ctx.const(2, "dim", 0) % x.rank
-    raw = ctx.nodes
     total = x.shape[dim]
+    if name == "chunk" and not total.is_constant:
+        return _chunk_symbolic(ctx, x, dim, ctx.const(1))
+    if name in ("split", "unsafe_split", "split_copy") and not total.is_constant:
+        raw = ctx._raw(1, "split_size", None)
+        if all(isinstance(r, int) and r > 0 for r in raw) and len(set(raw)) > 1:
+            # torch.chunk traces as a split in pieces of ceil(E / chunks), E the extent
+            extents = [total.evaluate(sv) for sv in ctx.conv.sizes]
+            counts = {-(-e // r) for e, r in zip(extents, raw)}
+            count = next(iter(counts))
+            if len(counts) == 1 and all(r == -(-e // count) for r, e in zip(raw, extents)):
+                return _chunk_symbolic(ctx, x, dim, count)
+    if name.startswith("split_with_sizes") and not total.is_constant:
+        raw = ctx._raw(1, "split_sizes", None)
+        extents = [total.evaluate(sv) for sv in ctx.conv.sizes]
+        count = len(raw[0]) if isinstance(raw[0], (list, tuple)) else 0
+        if count > 1 and any(r != raw[0] for r in raw) and all(
+                isinstance(r, (list, tuple)) and len(r) == count and
+                list(r) == [min(-(-e // count), e - k * -(-e // count)) for k in range(count)]
+                for r, e in zip(raw, extents)):
+            return _chunk_symbolic(ctx, x, dim, count)  # torch.chunk, decomposed (PyTorch 2)
     if name == "chunk":
         chunks = ctx.const(1)
         size = total.constant
-        if size is None:
-            ctx.fail("chunk along a symbolic dimension")
         step = -(-size // chunks)
         sizes = [min(step, size - k) for k in range(0, size, step)]
     elif name.startswith("split_with_sizes"):
@@ -363,9 +451,10 @@ def _split(ctx, name):
         else:
             size = total.constant
             if size is None:
-                ctx.fail("split along a symbolic dimension")
+                ctx.fail(f"split along a symbolic dimension ({total.json()}) in pieces of "
+                         f"{split}: the number of pieces depends on the size (torch.chunk "
+                         "into a fixed number of pieces is expressed)")
             sizes = [min(split, size - k) for k in range(0, size, split)]
-    del raw
     starts = [sum(sizes[:k]) for k in range(len(sizes))]
 
     def item(k):
@@ -374,6 +463,55 @@ def _split(ctx, name):
                          x.dtype, c.out_shape(), view=True)
         return make
     return _convert.Multi([item(k) for k in range(len(sizes))])
+
+
+def _chunk_symbolic(ctx, x, dim, chunks):
+    """torch.chunk of a symbolic extent E in `chunks` pieces: PyTorch's pieces of c = ceil(E /
+    chunks) elements, the last one what is left, as many as there are in every trace.
+
+    Where E is a multiple of `chunks` in every trace (the function traces only at such sizes),
+    pieces of E//chunks, [j*(E//chunks), (j+1)*(E//chunks)), so that fuserc sees that the
+    pieces have one extent (a * b of two halves); the graph's `requires` records that E is
+    such a multiple. Two halves of any E are x[:(E+1)//2] and x[(E+1)//2:], of (E+1)//2 and
+    E//2 elements, taken from x padded at the end by (E+1)//2 + E//2 (which is E, but fuserc
+    cannot see that), where fuserc can show that both lie inside: sliced from x itself, their
+    extents would be min(E, (E+1)//2) and max(E - (E+1)//2, 0) to fuserc, the second of
+    which it cannot compile for 64-bit indexing today."""
+    total = x.shape[dim]
+    values = [total.evaluate(sv) for sv in ctx.conv.sizes]
+    counts = {-(-v // -(-v // chunks)) for v in values}  # pieces of ceil(v / chunks)
+    if len(counts) != 1:
+        ctx.fail(f"chunk of a symbolic dimension ({total.json()}) in {chunks} pieces gives a "
+                 "number of pieces that changes with the size")
+    count = counts.pop()
+    src = x
+    if all(v % chunks == 0 for v in values) and count == chunks:
+        piece = total // chunks
+        if piece * chunks != total:
+            ctx.conv.require(ctx, total, chunks, f"dimension {dim} chunked in {chunks} "
+                             "pieces of one size")
+        bounds = [(piece * j, piece * (j + 1)) for j in range(chunks)]
+    elif chunks == 2 and count == 2:
+        first, second = ceildiv(total, 2), total // 2
+        bounds = [(Extent(0), first), (first, first + second)]
+        pads = [[0, 0] for _ in range(x.rank)]
+        pads[dim] = [0, (first + second).json()]
+        shape = list(x.shape)
+        shape[dim] = total + first + second
+        src = ctx.tmp("pad", [x], x.dtype, shape, pads=pads)
+    else:
+        c = ceildiv(total, chunks)
+        bounds = [(c * j, c * (j + 1) if j + 1 < count else total) for j in range(count)]
+    for lo, hi in bounds:
+        ctx.conv.learn(hi - lo)
+
+    def item(k):
+        def make(c):
+            lo, hi = bounds[k]
+            return Value(_slice(c, src, dim, lo, None if hi == src.shape[dim] else hi),
+                         x.dtype, c.out_shape(), view=True)
+        return make
+    return _convert.Multi([item(k) for k in range(count)])
 
 
 def _random_op(ctx, name, overload):

@@ -9,8 +9,8 @@ table only as the function it is handed, so it imports none of the table's modul
 import torch
 import torch.utils._pytree as pytree
 
-from ._graph import GraphBuilder, Value
-from ._symbolic import Extent, resolve
+from ._graph import GraphBuilder, Size, Value
+from ._symbolic import Extent, resolve, resolve_product
 from ._trace import ExportError, user_location
 
 _MISSING = object()
@@ -59,7 +59,10 @@ def _meta(node):
     def one(v):
         if v is None or not hasattr(v, "shape") or not hasattr(v, "dtype"):
             return None
-        return tuple(int(d) for d in v.shape), v.dtype
+        try:
+            return tuple(int(d) for d in v.shape), v.dtype
+        except Exception:  # noqa: BLE001 - a size that depends on the data (torch.export)
+            return None
     if isinstance(val, (tuple, list)):
         return [one(v) for v in val]
     return [one(val)]
@@ -95,6 +98,32 @@ class Context:
         self.node = nodes[0]
         self.g = conv.g
         self.name = target_name(self.node)
+        self.candidates = []  # extents this op's results may have, tried first (see learn)
+
+    def learn(self, *extents):
+        """Extents (symbolic expressions) that this op's results may have, from the op's own
+        formula (a convolution's `(H+2p-d(k-1)-1)//s+1`): a size of this node is matched
+        against them first, by its values in the traces, then (the results of an op with
+        several results are sized by the getitems that take them) as known extents."""
+        for e in extents:
+            if not e.is_constant:
+                self.candidates.append(e)
+                self.conv.learn(e)
+
+    def operand_extents(self):
+        """The extents of this node's tensor operands (an elementwise op's result has theirs),
+        each once, in order."""
+        out = []
+        for n in self.node.all_input_nodes:
+            v = self.conv.lookup(n) if n in self.conv.values or n in self.conv.current else None
+            if isinstance(v, Value):
+                out.extend(e for e in v.shape if not e.is_constant and e not in out)
+        return out
+
+    def guess(self, *extents):
+        """Extents a size of this node may be (a pad to a multiple of 8 is (-N) % 8): tried
+        first, like learn's, but known afterwards only where one is a size of the node."""
+        self.candidates.extend(e for e in extents if not e.is_constant)
 
     # ---- arguments
     def _raw(self, i, kw, default):
@@ -240,6 +269,9 @@ class Converter:
         self.random_ops = 0
         self.rng = None
         self.size_cache = {}
+        self.known = {}  # Extent -> its values in the traces, in the order met (see learn)
+        self.requirements = []  # sizes assumed to be multiples (see require)
+        self.extents = {}  # graph name of a node's result -> its shape (json extents)
         for s in sorted(sizes[0]):
             entry = {"hint": max(1, sizes[0][s])}
             lo, hi = (ranges or {}).get(s, (None, None))
@@ -250,13 +282,42 @@ class Converter:
             self.g.symbols[s] = entry
 
     # ---- sizes
-    def extent(self, ctx, raw):
+    def learn(self, e):
+        """Records extent `e` as known: later sizes with its values in the traces are `e`."""
+        if not e.is_constant and e not in self.known:
+            self.known[e] = tuple(e.evaluate(sv) for sv in self.sizes)
+        return e
+
+    def require(self, ctx, e, m, what):
+        """Records that extent `e` must be a multiple of `m` at run time, which a graph cannot
+        state (a view that splits a symbolic extent in pieces of m); `what` needs it."""
+        where = user_location(ctx.node).split(" in ")[0]
+        entry = {"extent": e.text(), "multiple": int(m),
+                 "what": f"{ctx.name}" + (f" at {where}" if where else "") + f": {what}"}
+        if entry not in self.requirements:
+            self.requirements.append(entry)
+
+    def try_extent(self, ctx, raw, deep=True):
+        """The Extent of a size given as its value in each trace (see _symbolic.resolve): the
+        op's own candidates first, then its operands' extents, the extents known so far,
+        monomials of the symbols, and (`deep`) products of known extents; None when nothing
+        fits. (Where two known extents agree in the three traces, (N+1)//4 and (N+2)//4 at 7,
+        11 and 47, an operand's is the one an elementwise result has.)"""
         if not all(isinstance(r, int) and not isinstance(r, bool) for r in raw):
             ctx.fail(f"expected a size, got {raw[0]!r}")
-        e = resolve(list(raw), self.sizes)
+        local = [(e, tuple(e.evaluate(sv) for sv in self.sizes))
+                 for e in ctx.candidates + ctx.operand_extents()]
+        e = resolve(list(raw), self.sizes, local + list(self.known.items()))
+        if e is None and deep:
+            e = resolve_product(list(raw), self.sizes, list(self.known.items()))
+        return None if e is None else self.learn(e)
+
+    def extent(self, ctx, raw):
+        e = self.try_extent(ctx, raw)
         if e is None:
-            ctx.fail(f"a size ({', '.join(map(str, raw))} in three traces) is no product of "
-                     "the symbols' values")
+            ctx.fail(f"a size ({', '.join(map(str, raw))} in three traces) that fuserc cannot "
+                     "state as an expression of the symbols (products, sums and floor "
+                     "divisions of the symbols and of the extents before it)")
         return e
 
     def shape_of(self, ctx, shapes):
@@ -265,21 +326,28 @@ class Converter:
         return [self.extent(ctx, [s[k] for s in shapes]) for k in range(len(shapes[0]))]
 
     def size_value(self, ctx, e):
-        """A rank-0 i64 value equal to extent `e` at run time (a sum of ones per symbol)."""
+        """A rank-0 i64 value equal to extent `e` at run time: for `c * S1 * ... + d` a sum of
+        ones per symbol, times c, plus d; for any other expression a `full` of the size
+        literal {"size": e}."""
         if e in self.size_cache:
             return self.size_cache[e]
-        if e.coeff.denominator != 1:
-            ctx.fail(f"a size {e} that is not an integer")
+        mono = (e - e.const).monomial()
+        if mono is None:
+            v = Value(self.g.emit("full", [], "size", shape=[], value=Size(e.text()),
+                                  dtype=torch.int64), torch.int64, [])
+            self.size_cache[e] = v
+            return v
+        coeff, symbols = mono
         v = None
-        for s in e.symbols:
+        for s in symbols:
             ones = self.g.emit("full", [], f"{s}_ones", shape=[s], value=1, dtype=torch.int64)
             n = Value(self.g.emit("sum", [Value(ones, torch.int64, [Extent(1, (s,))])],
                                   f"{s}_value", dims=[0]), torch.int64, [])
             v = n if v is None else Value(self.g.emit("mul", [v, n], "size"), torch.int64, [])
-        if e.coeff != 1:
-            v = Value(self.g.emit("mul", [v, int(e.coeff)], "size"), torch.int64, [])
-        if e.offset:
-            v = Value(self.g.emit("add", [v, e.offset], "size"), torch.int64, [])
+        if coeff != 1:
+            v = Value(self.g.emit("mul", [v, int(coeff)], "size"), torch.int64, [])
+        if e.const:
+            v = Value(self.g.emit("add", [v, e.const], "size"), torch.int64, [])
         self.size_cache[e] = v
         return v
 
@@ -415,6 +483,8 @@ class Converter:
             ctx = Context(self, nodes)
             result = self.table(ctx)
             self.values[nodes[0]] = result
+            if isinstance(result, Value) and not result.scalar:
+                self.extents[result.name] = [e.json() for e in result.shape]
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 self.root[nodes[0]] = self.update(ctx, nodes[0].args[0], result)
         return self._outputs()
@@ -473,7 +543,10 @@ class Converter:
             if v.name in graph_inputs or v.name in aliases:
                 v = Value(self.g.emit("segment_set", [v], name + "_new"), v.dtype, v.shape)
             elif v.name not in names:  # readable: the updated value of p is p_new
+                old = v.name
                 v = Value(self.g.rename(v.name, name + "_new"), v.dtype, v.shape)
+                if old in self.extents:
+                    self.extents[v.name] = self.extents.pop(old)
             aliases[v.name] = name
             names.append(v.name)
         if not names:

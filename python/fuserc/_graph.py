@@ -90,9 +90,10 @@ def _literal(v):
 
 def _attr_number(v):
     """A number attribute (`value` of full and pad): the strings "inf", "-inf", "nan" for the
-    floats JSON has no literal for (an argument writes them as {"value": ...})."""
+    floats JSON has no literal for (an argument writes them as {"value": ...}); a size
+    literal stays {"size": E} (`full`'s value may be one)."""
     v = _literal(v)
-    return v["value"] if isinstance(v, dict) else v
+    return v["value"] if isinstance(v, dict) and "value" in v else v
 
 
 def constant_data(t):

@@ -7,6 +7,7 @@ are 0-dim tensors (a float as float32, an int as int64, a bool as bool), whose t
 that of a Python number, so the traced ops are the ones the number would give.
 """
 import inspect
+import math
 import os
 import re
 import traceback
@@ -21,6 +22,12 @@ _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
 _WRAPPER = "_fuserc_call_user_function"
 # fuserc functions that run inside the wrapper, between it and the user's code.
 _INNER_FUSERC_FRAMES = ("forward_with_parameters",)
+
+
+# Why x[mask] (a boolean mask as an index) is refused.
+MASK_INDEXING = ("boolean-mask indexing x[mask]: the output's size depends on the data (how "
+                 "many elements the mask keeps), which a fuserc graph cannot express; keep the "
+                 "shape with torch.where(mask, x, 0) or masked_fill")
 
 
 class ExportError(ValueError):
@@ -134,25 +141,32 @@ def _inputs_at(inputs, dynamic, sizes, k):
     return out
 
 
-def _trace_sizes(base, ranges):
+def _trace_sizes(base, ranges, multiples=None):
     """The symbol values of traces B and C: _symbolic's primes, or where `ranges` bounds a
-    symbol, other primes (else other integers) inside its range; all distinct."""
+    symbol, other primes (else other integers) inside its range; all distinct. With
+    `multiples` (symbol -> m), m times those."""
     names = sorted(base)
     used = set()
     b, c = {}, {}
     for j, s in enumerate(names):
         lo, hi = (ranges or {}).get(s, (None, None))
         lo = 1 if lo is None else int(lo)
+        m = (multiples or {}).get(s, 1)
         picked = []
 
         def take(v):
+            v *= m
             if (hi is None or v <= hi) and v >= lo and v not in used and v != base[s] and \
                     v not in picked and len(picked) < 2:
                 picked.append(v)
         take(_symbolic.PRIMES_B[j])
         take(_symbolic.PRIMES_C[j])
         if len(picked) < 2 and hi is not None:
-            for v in _symbolic.primes_below(int(hi) + 1)[::-1] + list(range(int(hi), lo - 1, -1)):
+            top = int(hi) // m
+            for v in _symbolic.primes_below(top + 1)[::-1] + list(range(top, 0, -1)):
+                take(v)
+        elif len(picked) < 2:  # the example size is one of the primes
+            for v in _symbolic.primes_below(200)[4:]:
                 take(v)
         if len(picked) < 2:
             raise ExportError(f"fuserc.export: the range of symbol {s!r} leaves too few sizes "
@@ -162,33 +176,97 @@ def _trace_sizes(base, ranges):
     return [base, b, c]
 
 
+# A symbol's example size keeps its factors from this number in the traces at multiples.
+_MULTIPLES_OF = 2 ** 4 * 3 ** 2 * 5 * 7
+
+
 def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None):
-    """Three Traces of fn and the symbol values of each (a list of dicts)."""
+    """Three Traces of fn and the symbol values of each (a list of dicts).
+
+    Where the function traces at the example sizes but not at the primes (a view that splits
+    an extent in pairs needs an even one), it is traced again at multiples of primes: each
+    symbol at its example size's largest divisor among 2^4 * 3^2 * 5 * 7 times a prime (an
+    example size 32 traces at 16 * 11 and 16 * 47)."""
     base = _symbol_values(inputs, dynamic)
     sizes = _trace_sizes(base, ranges)
-    traces = []
-    for k, sz in enumerate(sizes):
-        args = _inputs_at(inputs, dynamic, sz, k)
-        try:
-            traces.append(_trace_export(fn, args) if tracer == "export"
-                          else _trace_make_fx(fn, args))
-        except ExportError:
+    first = _trace_once(fn, inputs, dynamic, tracer, what, sizes[0], 0)
+    try:
+        rest = [_trace_once(fn, inputs, dynamic, tracer, what, sizes[k], k) for k in (1, 2)]
+    except ExportError as e:
+        multiples = {s: math.gcd(v, _MULTIPLES_OF) for s, v in base.items()}
+        if not getattr(e, "retry", False) or all(m == 1 for m in multiples.values()):
             raise
-        except Exception as e:  # noqa: BLE001 - reported with the sizes that failed
-            at = ", ".join(f"{s}={v}" for s, v in sz.items())
-            text = str(e).splitlines()[0] if str(e) else ""
-            if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
-                why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
-                       "while tracing; compute with tensor operations)")
-            else:
-                why = f"{type(e).__name__}: {text}"
-                if k:
-                    why += (" (fuserc traces at other sizes of the symbols to learn how sizes "
-                            "depend on them; if only some sizes work, say which with ranges=)")
-            where = _innermost_user_frame(traceback.extract_tb(e.__traceback__))
-            raise ExportError(f"fuserc.export: tracing {what}{' at ' + at if k else ''} "
-                              f"failed: {why}" + (f"\n  from {where}" if where else "")) from e
-    return traces, sizes
+        try:
+            sizes = _trace_sizes(base, ranges, multiples)
+            rest = [_trace_once(fn, inputs, dynamic, tracer, what, sizes[k], k) for k in (1, 2)]
+        except ExportError:
+            raise e from None
+    return [first] + rest, sizes
+
+
+def _data_dependent_op(e):
+    """The op (as aten.name.overload) whose result's size depends on the data, when `e` is
+    the fake-tensor error for one (x[mask], nonzero, unique), else None."""
+    if type(e).__name__ != "DynamicOutputShapeException":
+        return None
+    func = e.args[0] if e.args else None
+    packet = getattr(func, "overloadpacket", None)
+    if packet is None:
+        return str(func) if func is not None else "an op"
+    return f"aten.{packet.__name__}.{func._overloadname}"
+
+
+def _cumulative_batch_norm(e):
+    """The batch norm module whose forward failed, when it is one in training with
+    momentum=None (a cumulative moving average), else None."""
+    from torch.nn.modules.batchnorm import _BatchNorm
+    for frame, _ in traceback.walk_tb(e.__traceback__):
+        m = frame.f_locals.get("self")
+        if isinstance(m, _BatchNorm) and m.momentum is None and m.training and \
+                m.track_running_stats:
+            return m
+    return None
+
+
+def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
+    """Trace k of fn with the symbols at `sz`; an ExportError saying why where it fails (its
+    `retry`: another size might trace)."""
+    args = _inputs_at(inputs, dynamic, sz, k)
+    try:
+        return _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
+    except ExportError:
+        raise
+    except Exception as e:  # noqa: BLE001 - reported with the sizes that failed
+        at = ", ".join(f"{s}={v}" for s, v in sz.items())
+        text = str(e).splitlines()[0] if str(e) else ""
+        where = _innermost_user_frame(traceback.extract_tb(e.__traceback__))
+        from_ = f"\n  from {where}" if where else ""
+        op = _data_dependent_op(e)
+        if op is not None:
+            why = MASK_INDEXING if op.startswith("aten.index.") else \
+                "the output's size depends on the data, which a fuserc graph cannot express"
+            raise ExportError(f"fuserc.export: {op}: {why}" + from_) from None
+        bn = _cumulative_batch_norm(e)
+        if bn is not None:
+            raise ExportError(
+                f"fuserc.export: {type(bn).__name__}({bn.num_features}, momentum=None) in "
+                "training: its cumulative moving average reads num_batches_tracked as a Python "
+                "number, which a fuserc graph cannot express; give the module a momentum "
+                "(PyTorch's default is 0.1) or export it in eval()" + from_) from None
+        retry = False
+        if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
+            why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
+                   "while tracing; compute with tensor operations)")
+        else:
+            why = f"{type(e).__name__}: {text}"
+            if k:
+                retry = True
+                why += (" (fuserc traces at other sizes of the symbols to learn how sizes "
+                        "depend on them; if only some sizes work, say which with ranges=)")
+        err = ExportError(f"fuserc.export: tracing {what}{' at ' + at if k else ''} "
+                          f"failed: {why}" + from_)
+        err.retry = retry
+        raise err from e
 
 
 def default_tracer():
@@ -351,9 +429,10 @@ _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
 
 
 def _is_user_file(path):
+    if path.startswith("<"):  # <string>, <frozen ...>: code with no file
+        return False
     path = os.path.abspath(path)
-    return not any(path.startswith(d + os.sep) for d in (_TORCH_DIR, _FUSERC_DIR, _STDLIB_DIR)) \
-        and not path.startswith("<")
+    return not any(path.startswith(d + os.sep) for d in (_TORCH_DIR, _FUSERC_DIR, _STDLIB_DIR))
 
 
 def _innermost_user_frame(frames):

@@ -22,13 +22,20 @@ class ExportedGraph(dict):
     qualified name of a module buffer that forward updates in place: an input written in place,
     which the package passes too) and `constants` (graph name of a tensor embedded as `data` ->
     its qualified name, for a module's other buffers, and its parameters with
-    constants="all")."""
+    constants="all"). Also `requires`: sizes the graph assumes to be a multiple of a number,
+    which the contract cannot state ([{"extent": "N", "multiple": 2, "what": ...}]: a view of
+    [B, N] as (B, -1, 2) reads the first 2*(N//2) columns), checked by a Package made from it;
+    and `extents`: the extents the exporter gave each traced op's result (graph name -> shape,
+    what `fuserc check` infers for it)."""
 
-    def __init__(self, doc, parameters=None, constants=None, buffers=None):
+    def __init__(self, doc, parameters=None, constants=None, buffers=None, requires=None,
+                 extents=None):
         super().__init__(doc)
         self.parameters = dict(parameters or {})
         self.constants = dict(constants or {})
         self.buffers = dict(buffers or {})
+        self.requires = list(requires or [])
+        self.extents = dict(extents or {})
 
 
 def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,
@@ -72,7 +79,8 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     graph = ExportedGraph(
         graph, {i.name: i.parameter for i in inputs if i.parameter is not None},
         {n: q for n, q in known.items() if n in embedded},
-        {n: known[module.constant_names[t]] for n, t in conv.updated_buffers.items()})
+        {n: known[module.constant_names[t]] for n, t in conv.updated_buffers.items()},
+        conv.requirements, conv.extents)
     return graph, returns
 
 
@@ -134,4 +142,5 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
                           f"{graph_path}):\n{msg}")
     return Package(output, returns=returns, module=module,
                    parameters=getattr(graph, "parameters", None),
-                   buffers=getattr(graph, "buffers", None))
+                   buffers=getattr(graph, "buffers", None),
+                   requires=getattr(graph, "requires", None))

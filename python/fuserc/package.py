@@ -107,7 +107,8 @@ class _Handle:
 class Package:
     """A compiled package, callable on torch tensors (see the module's documentation)."""
 
-    def __init__(self, path, returns=None, module=None, parameters=None, buffers=None):
+    def __init__(self, path, returns=None, module=None, parameters=None, buffers=None,
+                 requires=None):
         """`returns`: how the outputs map to what the traced function returned (set by
         fuserc.compile): None returns every output (one as a tensor, several as a tuple).
         `module`: an nn.Module whose parameters feed the inputs of `parameters` (graph input
@@ -115,8 +116,12 @@ class Package:
         parameter of the module) on each call, read afresh, so that the caller passes only
         forward's arguments; likewise its buffers feed the inputs of `buffers` (the buffers
         forward updates, such as batch norm's running statistics in training mode: written
-        in place, as forward writes them)."""
+        in place, as forward writes them). `requires`: sizes the graph assumes to be multiples
+        of a number, which the contract cannot state (an exported graph's `requires`: a view
+        of [B, N] as (B, -1, 2) assumes an even N): checked when a call brings new shapes.
+        """
         self.path = str(path)
+        self.requires = list(requires or [])
         self._returns = returns
         self.module = module
         self._handles = {}
@@ -308,6 +313,8 @@ class Package:
         key = tuple(key)
         bound = handle.plans.get(key)
         if bound is None:
+            if self.requires:
+                self._check_requires(key)
             bound = self._bind(handle, key, device, in_ptrs)
         for i, (v, s) in enumerate(zip(values, specs)):
             if s.is_scalar:
@@ -373,6 +380,27 @@ class Package:
             check(status)
         return self._shape_results(results)
 
+    def _check_requires(self, shapes):
+        """ValueError where a size the graph assumes to be a multiple of m is not (see
+        `requires`); `shapes`: per input its shape (None for scalars)."""
+        values = {}
+        for spec, shape in zip(self.inputs, shapes):
+            if spec.is_scalar or shape is None:
+                continue
+            for d, e in enumerate(spec.shape):
+                if isinstance(e, str) and e.isidentifier():
+                    values.setdefault(e, shape[d])
+        for r in self.requires:
+            try:
+                v = eval(r["extent"], {"__builtins__": {}}, dict(values))  # noqa: S307 - an
+            except NameError:  # extent expression fuserc.export wrote (+ - * // %)
+                continue
+            if v % r["multiple"]:
+                raise ValueError(f"{self.name}: {r['extent']} is {v}, not a multiple of "
+                                 f"{r['multiple']} ({r['what']}): the function was exported "
+                                 "for multiples only (a graph cannot check this; the package "
+                                 "does)")
+
     def _bind(self, handle, key, device, in_ptrs):
         l = lib()
         n = len(key)
@@ -432,7 +460,8 @@ def _scalar_value(v, spec, package):
     return torch.tensor(v, dtype=spec.torch_dtype)  # f16 / bf16: rounded by torch
 
 
-def load(path, returns=None, module=None, parameters=None, buffers=None):
+def load(path, returns=None, module=None, parameters=None, buffers=None, requires=None):
     """Loads a package written by `fuserc compile` (or fuserc.compile). With `module`, the
     package passes the module's parameters (and the buffers it updates) itself (see Package)."""
-    return Package(path, returns=returns, module=module, parameters=parameters, buffers=buffers)
+    return Package(path, returns=returns, module=module, parameters=parameters, buffers=buffers,
+                   requires=requires)

@@ -1,10 +1,12 @@
 """fuserc.export: the graphs it writes are ordinary contract files (`fuserc check` and `fuserc
-compile` take them), many ATen ops round-trip, sizes that are products of symbols, and clear
+compile` take them), many ATen ops round-trip, sizes that are products of symbols or floor
+divisions of them (a CNN with a symbolic image size, a view in pairs, a chunk), and clear
 refusals naming the op and the line of the user's code."""
 import inspect
 import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -13,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import fuserc
+import models
 import roundtrip_cases
 
 EXE = fuserc.find_executable(fuserc.find_library())
@@ -243,6 +246,195 @@ class ExportTest(unittest.TestCase):
             a = fuserc.export(case["fn"], example, dynamic=case["dynamic"], tracer="export")
             b = fuserc.export(case["fn"], example, dynamic=case["dynamic"], tracer="make_fx")
             self.assertEqual(a["inputs"], b["inputs"], case["name"])
+
+
+def checked_extents(test, graph, bindings):
+    """Runs `fuserc check` on the graph and compares, at each binding of the symbols, the
+    extent fuserc infers for every op result with the one the exporter gave it (graph.extents);
+    returns fuserc's extents by name (strings, as `fuserc check` prints them)."""
+    work = tempfile.mkdtemp(prefix="fuserc_extents_")
+    path = os.path.join(work, "graph.json")
+    with open(path, "w") as f:
+        json.dump(graph, f)
+    r = subprocess.run([EXE, "check", path], capture_output=True, text=True)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    inferred = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s+(\w+): \w+\[(.*)\] = ", line)
+        if m:
+            inferred[m.group(1)] = split_dims(m.group(2))
+
+    def value(text, binding):
+        if isinstance(text, int):
+            return text
+        expr = re.sub(r"(?<![/])/(?![/])", "//", str(text)).replace("ceildiv(", "_ceildiv(")
+        return eval(expr, {"__builtins__": {}, "min": min, "max": max,  # noqa: S307
+                           "_ceildiv": lambda a, b: -(-a // b)}, dict(binding))
+    compared = 0
+    for name, dims in graph.extents.items():
+        if name not in inferred:
+            continue  # pruned, or an input
+        test.assertEqual(len(dims), len(inferred[name]), name)
+        for binding in bindings:
+            got = [value(e, binding) for e in inferred[name]]
+            want = [value(e, binding) for e in dims]
+            test.assertEqual(got, want, f"{name} at {binding}: fuserc {inferred[name]}, "
+                                        f"exporter {dims}")
+        compared += 1
+    test.assertGreater(compared, 0)
+    return inferred
+
+
+def split_dims(text):
+    """'B, 8, (H + 1) / 2' -> ['B', 8, '(H + 1) / 2'] (commas outside parentheses)."""
+    dims, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            dims.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur += ch
+    if cur.strip():
+        dims.append(cur.strip())
+    return [int(d) if d.lstrip("-").isdigit() else d for d in dims]
+
+
+def pairs(x):
+    b = x.shape[0]
+    return x.view(b, -1, 2).sum(-1)
+
+
+def halves(x):
+    a, b = x.chunk(2, dim=1)
+    n = x.shape[1]
+    return (torch.cat([b * 2, a], dim=1), a.sum(1) - b.sum(1), x[:, 1::2],
+            F.pad(x, (0, (-n) % 8)), x[:, : n // 2] + 1)
+
+
+def glu(x):
+    a, b = x.chunk(2, dim=-1)
+    return a * torch.sigmoid(b)
+
+
+class FloorDivisionTest(unittest.TestCase):
+    """Sizes that PyTorch computes with floor division, written as the contract's extent
+    expressions with // and %: fuserc infers the same extents from the graph."""
+
+    def test_cnn_with_a_symbolic_image_size(self):
+        """A ResNet-style CNN (7x7 stride-2 stem, 3x3 stride-2 max pool, a block with a
+        strided conv and a projection, adaptive average pooling, linear) with a symbolic
+        batch, height and width: one graph, called at two image sizes."""
+        torch.manual_seed(0)
+        m = models.ResNet().eval()
+        dynamic = {"x": {0: "B", 2: "H", 3: "W"}}
+        example = torch.randn(2, 3, 32, 32)
+        graph = fuserc.export(m, (example,), dynamic=dynamic)
+        self.assertEqual(graph["inputs"][0]["shape"], ["B", 3, "H", "W"])
+        ops = {op["out"]: op for op in graph["ops"]}
+        self.assertEqual(graph.extents[ops["convolution"]["out"]],
+                         ["B", 8, "(H+1)//2", "(W+1)//2"])  # (H + 2*3 - 7) // 2 + 1
+        pool = [e for name, e in graph.extents.items() if name.startswith("max_pool")]
+        self.assertEqual(pool, [["B", 8, "((H+1)//2+1)//2", "((W+1)//2+1)//2"]])
+        bindings = [{"B": 2, "H": h, "W": w} for h, w in ((32, 32), (48, 40), (1, 1), (7, 9))]
+        inferred = checked_extents(self, graph, bindings)
+        unclean = {n: d for n, d in inferred.items()
+                   if any(w in str(e) for e in d for w in ("min(", "max(", "ceildiv"))}
+        self.assertEqual(unclean, {})  # each extent one floor-division expression
+        pkg = fuserc.compile(m, (example,), dynamic=dynamic, arch=["sm_80"])
+        for b, h, w in ((2, 32, 32), (3, 48, 40)):
+            x = torch.randn(b, 3, h, w)
+            with torch.no_grad():
+                want = m(x)
+            got = pkg(x)
+            self.assertEqual(tuple(got.shape), (b, 10))
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, msg=f"{b}x3x{h}x{w}")
+
+    def test_view_in_pairs(self):
+        """x.view(B, -1, 2) of [B, N]: [B, N//2, 2], from x[:, :2*(N//2)] (all of x at the
+        even N that PyTorch's view takes; the package refuses an odd N)."""
+        dynamic = {"x": {0: "B", 1: "N"}}
+        graph = fuserc.export(pairs, (torch.randn(3, 8),), dynamic=dynamic)
+        sliced = next(op for op in graph["ops"] if op["op"] == "slice")
+        self.assertEqual(sliced["ends"], ["B", "2*(N//2)"])
+        reshape = next(op for op in graph["ops"] if op["op"] == "reshape")
+        self.assertEqual(graph.extents[reshape["out"]], ["B", "N//2", 2])
+        self.assertEqual([(r["extent"], r["multiple"]) for r in graph.requires], [("N", 2)])
+        checked_extents(self, graph, [{"B": 2, "N": n} for n in (2, 8, 14)])
+        pkg = fuserc.compile(pairs, (torch.randn(3, 8),), dynamic=dynamic, arch=["sm_80"])
+        for b, n in ((3, 8), (2, 14), (1, 2)):
+            x = torch.randn(b, n)
+            torch.testing.assert_close(pkg(x), pairs(x), msg=f"B={b}, N={n}")
+        with self.assertRaisesRegex(ValueError, r"N is 9, not a multiple of 2 \(aten\.view"
+                                    r"\.default at .*test_export\.py:\d+"):
+            pkg(torch.randn(2, 9))
+
+    def test_chunk_strided_slice_and_pad_of_a_symbolic_dim(self):
+        """torch.chunk in two of any N: (N+1)//2 and N//2 elements; x[:, 1::2]: N//2;
+        F.pad to a multiple of 8: (-N)%8 more; x[:, :N//2]."""
+        dynamic = {"x": {1: "N"}}
+        graph = fuserc.export(halves, (torch.randn(3, 7),), dynamic=dynamic)
+        self.assertEqual(graph.extents["getitem"], [3, "(N+1)//2"])
+        self.assertEqual(graph.extents["getitem_1"], [3, "N//2"])
+        pad = next(op for op in graph["ops"] if op["op"] == "pad" and op["out"] != "split")
+        self.assertEqual(pad["pads"], [[0, 0], [0, "-N%8"]])
+        inferred = checked_extents(self, graph, [{"N": n} for n in (2, 3, 7, 10, 16)])
+        self.assertEqual(inferred["getitem_1"], [3, "N / 2"])
+        pkg = fuserc.compile(halves, (torch.randn(3, 7),), dynamic=dynamic, arch=["sm_80"])
+        for n in (7, 10, 2, 3):
+            x = torch.randn(3, n)
+            for k, (got, want) in enumerate(zip(pkg(x), halves(x))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at N={n}")
+        # Halves multiplied together: the function traces at even sizes only, so the halves
+        # are [0, N//2) and [N//2, 2*(N//2)), one extent to fuserc.
+        graph = fuserc.export(glu, (torch.randn(3, 8),), dynamic=dynamic)
+        self.assertEqual(graph.extents["mul"], [3, "N//2"])
+        self.assertEqual([(r["extent"], r["multiple"]) for r in graph.requires], [("N", 2)])
+        pkg = fuserc.compile(glu, (torch.randn(3, 8),), dynamic=dynamic, arch=["sm_80"])
+        for n in (8, 6, 2):
+            x = torch.randn(3, n)
+            torch.testing.assert_close(pkg(x), glu(x), msg=f"N={n}")
+        with self.assertRaisesRegex(ValueError, "N is 5, not a multiple of 2"):
+            pkg(torch.randn(3, 5))
+
+    def test_refuses_boolean_mask_indexing(self):
+        def positives(x):
+            keep = x > 0
+            return x[keep] * 2
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(positives, (torch.randn(4, 4),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertEqual(msg[0], "fuserc.export: aten.index.Tensor: boolean-mask indexing "
+                                 "x[mask]: the output's size depends on the data (how many "
+                                 "elements the mask keeps), which a fuserc graph cannot "
+                                 "express; keep the shape with torch.where(mask, x, 0) or "
+                                 "masked_fill")
+        self.assertEqual(msg[1], f"  from {line_of(positives, 'x[keep]')} in positives: "
+                                 "return x[keep] * 2")
+
+    def test_refuses_cumulative_batch_norm_in_training(self):
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, 4, 3)
+                self.bn = torch.nn.BatchNorm2d(4, momentum=None)
+
+            def forward(self, x):
+                return self.bn(self.conv(x))
+        net = Net().train()
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(net, (torch.randn(2, 3, 6, 6),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(len(msg), 2)
+        self.assertEqual(msg[0], "fuserc.export: BatchNorm2d(4, momentum=None) in training: "
+                                 "its cumulative moving average reads num_batches_tracked as "
+                                 "a Python number, which a fuserc graph cannot express; give "
+                                 "the module a momentum (PyTorch's default is 0.1) or export "
+                                 "it in eval()")
+        self.assertEqual(msg[1], f"  from {line_of(Net.forward, 'self.bn(')} in forward: "
+                                 "return self.bn(self.conv(x))")
+        fuserc.export(net.eval(), (torch.randn(2, 3, 6, 6),))  # the running statistics: fine
 
 
 if __name__ == "__main__":
