@@ -358,6 +358,71 @@ bool fold_div_mod_pair(std::vector<Term>& terms, int64_t& constant) {
   return false;
 }
 
+// Tighter bounds for a sum that holds a*X + b*(X // c) (c a positive constant, X any
+// polynomial with finite bounds): with r = X mod c in [0, c), the pair is exactly
+// ((a*c + b)*X - b*r) / c, bounded at the ends of X and r. Summing the two terms' intervals
+// apart loses that they move together: N - N//2 would reach -N/2, and 2*((H+1)//2) - H
+// (which is H % 2 + ... in [0, 1]) would reach -H. Narrows [lo, hi]; never widens it.
+void refine_floordiv_pair_bounds(const std::vector<Term>& terms, int64_t constant, int64_t& lo,
+                                 int64_t& hi) {
+  __extension__ using I = __int128;
+  auto finite = [](int64_t v) { return v != kNegInf && v != kPosInf; };
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Term& t = terms[i];
+    if (t.factors.size() != 1 || t.factors[0].op() != ExprOp::FloorDiv) continue;
+    const Expr& x = t.factors[0].args()[0];
+    const Expr& divisor = t.factors[0].args()[1];
+    if (divisor.op() != ExprOp::Const || divisor.value() <= 0) continue;
+    if (!finite(x.lo()) || !finite(x.hi())) continue;
+    const Poly px = to_poly(x);
+    if (px.terms.empty()) continue;
+    // a, from the term of this sum with the monomial of X's first term.
+    std::optional<int64_t> a;
+    for (size_t j = 0; j < terms.size() && !a; ++j)
+      if (j != i && compare_monomials(terms[j].factors, px.terms[0].factors) == 0 &&
+          terms[j].coef % px.terms[0].coef == 0)
+        a = terms[j].coef / px.terms[0].coef;
+    if (!a) continue;
+    std::vector<Term> wanted;
+    bool ok = true;
+    for (const auto& xt : px.terms) {
+      Term w{xt.factors, 0};
+      ok = ok && !__builtin_mul_overflow(*a, xt.coef, &w.coef);
+      wanted.push_back(std::move(w));
+    }
+    if (!ok) continue;
+    auto found = find_terms(terms, wanted, i);
+    if (!found) continue;
+    // The rest of the sum: its constant (less a times X's) and the other terms' bounds.
+    I rest_lo = I(constant) - I(*a) * I(px.constant), rest_hi = rest_lo;
+    for (size_t j = 0; j < terms.size() && ok; ++j) {
+      if (j == i || std::find(found->begin(), found->end(), j) != found->end()) continue;
+      auto [tlo, thi] = monomial_bounds(terms[j].factors, terms[j].coef);
+      ok = finite(tlo) && finite(thi);
+      rest_lo += tlo;
+      rest_hi += thi;
+    }
+    if (!ok) continue;
+    const I c = divisor.value(), b = t.coef, k = I(*a) * c + b;
+    I vmin = 0, vmax = 0;
+    bool first = true;
+    for (I xv : {I(x.lo()), I(x.hi())})
+      for (I r : {I(0), c - 1}) {
+        const I v = k * xv - b * r;
+        vmin = first || v < vmin ? v : vmin;
+        vmax = first || v > vmax ? v : vmax;
+        first = false;
+      }
+    // ceil(vmin / c) and floor(vmax / c), c > 0.
+    const I pair_lo = vmin >= 0 ? (vmin + c - 1) / c : -((-vmin) / c);
+    const I pair_hi = vmax >= 0 ? vmax / c : -((-vmax + c - 1) / c);
+    const I new_lo = rest_lo + pair_lo, new_hi = rest_hi + pair_hi;
+    const I min64 = I(kNegInf) + 1, max64 = I(kPosInf) - 1;
+    if (new_lo > I(lo) && new_lo >= min64 && new_lo <= max64) lo = static_cast<int64_t>(new_lo);
+    if (new_hi < I(hi) && new_hi >= min64 && new_hi <= max64) hi = static_cast<int64_t>(new_hi);
+  }
+}
+
 Expr from_poly(Poly p) {
   std::vector<Term> merged = merge_like_terms(std::move(p.terms));
   while (fold_div_mod_pair(merged, p.constant)) {
@@ -375,6 +440,7 @@ Expr from_poly(Poly p) {
     n.lo = sat_add(n.lo, t.lo());
     n.hi = sat_add(n.hi, t.hi());
   }
+  refine_floordiv_pair_bounds(merged, p.constant, n.lo, n.hi);
   n.args = std::move(terms);
   return make_expr_node(std::move(n));
 }

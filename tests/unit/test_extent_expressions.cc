@@ -119,6 +119,18 @@ TEST_CASE("an extent that can be negative is found, with a binding that shows it
   CHECK(can_be_negative(parse("H-B"), &w));
   CHECK(w == "B = 1024, H = 1 gives -1023");
   CHECK_FALSE(can_be_negative(parse("(S-1)//2")));
+  // A term and its own floor division move together: S - S//2 is (S + S%2)/2, in [1, 50];
+  // 2*((S+1)//2) - S is 1 - (S+1)%2 + ..., in [0, 1]; 3*(S//3) - S is -(S%3), in [-2, 0].
+  // (Summing the terms' intervals apart gave S - S//2 >= 1 - 50.)
+  CHECK(parse("S-S//2").lo() == 1);
+  CHECK(parse("S-S//2").hi() == 50);
+  CHECK_FALSE(can_be_negative(parse("S-(S//2)")));
+  CHECK(parse("2*((S+1)//2)-S").lo() == 0);
+  CHECK(parse("2*((S+1)//2)-S").hi() == 1);
+  CHECK(parse("3*(S//3)-S").lo() == -2);
+  CHECK(parse("3*(S//3)-S").hi() == 0);
+  CHECK(can_be_negative(parse("3*(S//3)-S")));
+  CHECK(parse("H+S-S//2").lo() == 2);  // other terms keep their own bounds
 }
 
 TEST_CASE("the compiler plans how every symbol is bound", "[extent]") {
@@ -230,6 +242,23 @@ TEST_CASE("extent expressions and size literals: eval and generated kernels agre
   for (const auto& k : kernel_sources(kExprGraph))
     found = found || k.find("long long fz_size0") != std::string::npos;
   CHECK(found);
+}
+
+TEST_CASE("a term and its own floor division: the halves of a chunk, padding to even",
+          "[extent][emulated]") {
+  // x[:, :N - N//2] and padding H up to an even length: valid for every N and H, once the
+  // bounds see that the term and its division move together (they were refused as possibly
+  // negative). Eval against the emulator at odd and even sizes.
+  const char* graph = R"G({"fuserc": 1, "name": "halves", "symbols": {"N": {"hint": 8}},
+   "inputs": [{"name": "x", "dtype": "f32", "shape": [3, "N"]}],
+   "ops": [{"op": "slice", "args": ["x"], "starts": [0, 0], "ends": [3, "N-(N//2)"],
+            "steps": [1, 1], "out": "first"},
+           {"op": "slice", "args": ["x"], "starts": [0, "N-(N//2)"], "ends": [3, "N"],
+            "steps": [1, 1], "out": "second"},
+           {"op": "pad", "args": ["x"], "pads": [[0, 0], [1, "2*((N+1)//2)-N"]], "out": "even"},
+           {"op": "mul", "args": ["first", 2], "out": "y"}],
+   "outputs": ["y", "second", "even"]})G";
+  check_graph(graph, {{{"N", 1}}, {{"N", 2}}, {{"N", 7}}, {{"N", 10}}});
 }
 
 TEST_CASE("binding from expressions: eval and every runtime entry point agree, and refuse",
