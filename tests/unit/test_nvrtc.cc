@@ -229,20 +229,20 @@ TEST_CASE("a kernel NVRTC rejects is an internal error with its source saved", "
 }
 
 TEST_CASE("min and max of a symbol and a constant compile in 64-bit index variants", "[nvrtc]") {
-  // The slice's extent is max(N - (N + 1) // 2, 0): with 64-bit indices CUDA has no
-  // max(long long, int), so the constant must be a long long literal (found by the Python
-  // exporter's chunk of a symbolic dim; NVRTC refused the _i64 variant).
-  CompiledFusion c = compile_for_gpus(R"({"fuserc":1,"name":"sb","symbols":{"N":{"hint":8}},
+  // The slice's extent is max(min(N, N//3 + 4) - N//2, 0) (it is 0 for large N): with 64-bit
+  // indices CUDA has no max(long long, int), so the constant must be a long long literal
+  // (found by the Python exporter's chunk of a symbolic dim; NVRTC refused the _i64 variant).
+  CompiledFusion c = compile_for_gpus(R"G({"fuserc":1,"name":"sb","symbols":{"N":{"hint":8}},
     "inputs":[{"name":"x","dtype":"f32","shape":[3,"N"]}],
-    "ops":[{"op":"slice","args":["x"],"starts":[0,"(N+1)//2"],"ends":[3,"N"],"steps":[1,1],
+    "ops":[{"op":"slice","args":["x"],"starts":[0,"N//2"],"ends":[3,"N//3+4"],"steps":[1,1],
             "out":"y"},
-           {"op":"mul","args":["y",2],"out":"z"}],"outputs":["z"]})");
+           {"op":"mul","args":["y",2],"out":"z"}],"outputs":["z"]})G");
   check_binaries(c);
   bool has_i64 = false;
   for (const auto& k : c.kernels)
     if (k.name.find("_i64") != std::string::npos) {
       has_i64 = true;
-      CHECK(k.source.find("max(N - ((N + 1) / 2), 0LL)") != std::string::npos);
+      CHECK(k.source.find("max(-(N / 2) + min(N, N / 3 + 4), 0LL)") != std::string::npos);
     }
   CHECK(has_i64);
 }
