@@ -415,12 +415,15 @@ if [ -n "$echo_module" ]; then
   cmp -s "$tmp/S/out/base.fpkg" "$out" || fail "a slow server changed the package"
   [ "$(warnings "$out.stderr")" = 1 ] ||
     fail "a slow server: expected one warning line, got:"$'\n'"$(cat "$out.stderr")"
-  # At most 3 timeouts of 1 s for the fetch (and nothing is PUT after giving up); a compile
-  # that waited for each key, or for the server's 10 s, would be far above it.
-  limit_ms=$((base_ms + 6000))
+  # The fetch gives up after one failed batch and one failed retry: at most 2 requests count
+  # as errors, where waiting for each key would count one or two per key (more than 8 here).
+  # That is the check; the time bound is only a sanity bound, loose because CTest runs other
+  # tests beside this one (a compile that waited for the server's 10 s answers would exceed it).
+  expect "S: remote errors" "$(remote_stat S errors)" -ge 1
+  expect "S: remote errors" "$(remote_stat S errors)" -le 2
+  limit_ms=$((2 * base_ms + 12000))
   [ "$elapsed_ms" -lt "$limit_ms" ] ||
     fail "a slow server with --cache-timeout 1: the compile took $elapsed_ms ms (expected < $limit_ms: the same compile without the server took $base_ms ms)"
-  expect "S: remote errors" "$(remote_stat S errors)" -ge 1
   expect "S: remote fetched" "$(remote_stat S fetched)" -eq 0
   expect "S: NVRTC compilations (stores)" "$(local_stat S stores)" -gt 8
   echo "S: compiled in $elapsed_ms ms (without the server $base_ms ms): $(cat "$out.stderr")"
