@@ -1,6 +1,9 @@
 #include "codegen/compile_fusion.h"
 
+#include <set>
+
 #include "codegen/cuda/cuda_emitter.h"
+#include "codegen/lower/combo_kernel.h"
 #include "codegen/lower/pointwise_lowering.h"
 #include "codegen/lower/reduction_lowering.h"
 #include "codegen/lower/transpose_lowering.h"
@@ -9,6 +12,7 @@
 #include "core/passes/presegmentation.h"
 #include "core/schedule/pointwise_scheduler.h"
 #include "core/schedule/transpose_scheduler.h"
+#include "core/segment/launch_groups.h"
 #include "core/segment/segmenter.h"
 
 namespace fuserc {
@@ -39,6 +43,24 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
 
 }  // namespace
 
+std::vector<ValueId> step_reads(const CompiledFusion& c, const LaunchStep& step) {
+  std::vector<ValueId> out;
+  std::set<ValueId> seen;
+  for (int i : step.segments)
+    for (ValueId v : c.segmented.segments[i].inputs)
+      if (!c.fusion.value(v).scalar_input && seen.insert(v).second) out.push_back(v);
+  return out;
+}
+
+std::vector<ValueId> step_writes(const CompiledFusion& c, const LaunchStep& step) {
+  std::vector<ValueId> out;
+  std::set<ValueId> seen;
+  for (int i : step.segments)
+    for (ValueId v : c.segmented.segments[i].outputs)
+      if (seen.insert(v).second) out.push_back(v);
+  return out;
+}
+
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx) {
   CompiledFusion out;
   out.external_constant_bytes = options.external_constant_bytes;
@@ -50,41 +72,60 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       ctx.timed("segment", [&] { return segment_graph(fusion, all_schedulers(), hints); });
   out.fusion = std::move(fusion);
   const Fusion& f = out.fusion;
+  ctx.timed("group-launches", [&] { group_independent_launches(f, out.segmented); });
   ctx.dump("segment", [&] { return out.segmented.to_text(f); });
   out.memory = ctx.timed("plan-memory", [&] { return plan_memory(f, out.segmented); });
   ctx.dump("plan-memory", [&] { return out.memory.to_text(f); });
 
   std::vector<kir::Kernel> kirs;
+  // A kernel step: its variants, in order (the last always holds).
+  auto add_kernel_step = [&](std::vector<int> segments, std::vector<lower::LoweredKernel> lks) {
+    LaunchStep step;
+    step.segments = std::move(segments);
+    for (auto& lk : lks) {
+      step.kernels.push_back(static_cast<int>(out.kernels.size()));
+      step.conditions.push_back(lk.selected_when);
+      step.reasons.push_back(lk.reason);
+      out.kernels.push_back(std::move(lk.summary));
+      kirs.push_back(std::move(lk.kernel));
+    }
+    step.conditions.back() = Expr(1);
+    // Variants that say nothing about why they run: the 32-bit one of a pair, and the last.
+    for (size_t v = 0; v < step.reasons.size(); ++v) {
+      if (!step.reasons[v].empty()) continue;
+      const KernelSummary& k = out.kernels[step.kernels[v]];
+      if (v + 1 == step.reasons.size())
+        step.reasons[v] = step.reasons.size() == 1 ? "always" : "otherwise";
+      else if (!k.index64)
+        step.reasons[v] = "every index fits in 32 bits";
+    }
+    out.plan.push_back(std::move(step));
+  };
   ctx.timed("lower", [&] {
-    for (size_t i = 0; i < out.segmented.segments.size(); ++i) {
-      const Segment& s = out.segmented.segments[i];
-      std::string name = f.name + "_k" + std::to_string(i);
-      LaunchStep step;
-      step.segment = static_cast<int>(i);
-      if (s.scheduler == SchedulerKind::Library) {  // a library step, no kernel
+    for (const auto& launch : out.segmented.launches) {
+      auto name_of = [&](int i) { return f.name + "_k" + std::to_string(i); };
+      const Segment& s0 = out.segmented.segments[launch[0]];
+      if (s0.scheduler == SchedulerKind::Library) {  // a library step, no kernel
+        LaunchStep step;
+        step.segments = {launch[0]};
         step.library = static_cast<int>(out.matmuls.size());
-        out.matmuls.push_back(lower_matmul(f, s, name));
+        out.matmuls.push_back(lower_matmul(f, s0, name_of(launch[0])));
         out.plan.push_back(std::move(step));
         continue;
       }
-      for (auto& lk : lower_segment(f, s, name)) {
-        step.kernels.push_back(static_cast<int>(out.kernels.size()));
-        step.conditions.push_back(lk.selected_when);
-        step.reasons.push_back(lk.reason);
-        out.kernels.push_back(std::move(lk.summary));
-        kirs.push_back(std::move(lk.kernel));
+      std::vector<std::vector<lower::LoweredKernel>> members;
+      for (int i : launch) members.push_back(lower_segment(f, out.segmented.segments[i], name_of(i)));
+      // Independent segments of one step: combo kernels where their kernels allow.
+      for (const auto& combo : lower::plan_combos(members)) {
+        if (combo.size() == 1) {
+          add_kernel_step({launch[combo[0]]}, std::move(members[combo[0]]));
+          continue;
+        }
+        std::vector<int> segments;
+        for (int m : combo) segments.push_back(launch[m]);
+        add_kernel_step(segments,
+                        lower::lower_combo(members, combo, name_of(segments[0]) + "_combo"));
       }
-      step.conditions.back() = Expr(1);
-      // Variants that say nothing about why they run: the 32-bit one of a pair, and the last.
-      for (size_t v = 0; v < step.reasons.size(); ++v) {
-        if (!step.reasons[v].empty()) continue;
-        const KernelSummary& k = out.kernels[step.kernels[v]];
-        if (v + 1 == step.reasons.size())
-          step.reasons[v] = step.reasons.size() == 1 ? "always" : "otherwise";
-        else if (!k.index64)
-          step.reasons[v] = "every index fits in 32 bits";
-      }
-      out.plan.push_back(std::move(step));
     }
   });
   ctx.dump("lower", [&] {

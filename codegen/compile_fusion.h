@@ -16,11 +16,11 @@
 
 namespace fuserc {
 
-// One step of the run plan: launch the first kernel variant whose condition holds.
 // One step of the run plan: a kernel launch (one of `kernels`, chosen by `conditions`), or a
-// library step (`library` >= 0: an index into CompiledFusion::matmuls; no kernels).
+// library step (`library` >= 0: an index into CompiledFusion::matmuls; no kernels). A combo
+// kernel (codegen/lower/combo_kernel.h) runs several segments.
 struct LaunchStep {
-  int segment = 0;
+  std::vector<int> segments;  // indices into SegmentedFusion::segments
   int library = -1;
   std::vector<int> kernels;          // indices into CompiledFusion::kernels
   std::vector<Expr> conditions;      // parallel to kernels; the last is always 1
@@ -44,6 +44,11 @@ struct CompiledFusion {
   }
   static constexpr uint64_t kDefaultExternalConstantBytes = 64 * 1024;
 };
+
+// The tensors a step reads from global memory (scalar inputs aside) and writes, each once, in
+// the order of its segments.
+std::vector<ValueId> step_reads(const CompiledFusion& c, const LaunchStep& step);
+std::vector<ValueId> step_writes(const CompiledFusion& c, const LaunchStep& step);
 
 struct CompileOptions {
   std::vector<int> archs = {80, 90};

@@ -80,11 +80,9 @@ class ViewBuilder {
         variants.push_back({{"kernel", c_.kernels[step.kernels[i]].name},
                             {"when", formula(step.conditions[i])},
                             {"reason", i < step.reasons.size() ? step.reasons[i] : ""}});
-      const Segment& s = c_.segmented.segments[step.segment];
       json reads = json::array(), writes = json::array();
-      for (ValueId v : s.inputs)
-        if (!f_.value(v).scalar_input) reads.push_back(buffer_name(v));
-      for (ValueId v : s.outputs) writes.push_back(buffer_name(v));
+      for (ValueId v : step_reads(c_, step)) reads.push_back(buffer_name(v));
+      for (ValueId v : step_writes(c_, step)) writes.push_back(buffer_name(v));
       json entry = {{"variants", variants}, {"reads", reads}, {"writes", writes}};
       if (step.library >= 0) entry["library"] = c_.matmuls[step.library].name;
       plan.push_back(entry);

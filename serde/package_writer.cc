@@ -440,11 +440,11 @@ class MetadataWriter {
         variants.push_back(fb::CreateLaunchVariant(b_, static_cast<uint32_t>(step.kernels[i]),
                                                    program_.slot(step.conditions[i]), reason));
       }
-      const Segment& s = c_.segmented.segments[step.segment];
       std::vector<uint32_t> reads, writes;
-      for (ValueId x : s.inputs)
-        if (!f_.value(x).scalar_input) reads.push_back(static_cast<uint32_t>(buffer_index(x)));
-      for (ValueId x : s.outputs) writes.push_back(static_cast<uint32_t>(buffer_index(x)));
+      for (ValueId x : step_reads(c_, step))
+        reads.push_back(static_cast<uint32_t>(buffer_index(x)));
+      for (ValueId x : step_writes(c_, step))
+        writes.push_back(static_cast<uint32_t>(buffer_index(x)));
       auto variants_v = b_.CreateVector(variants);
       auto reads_v = b_.CreateVector(reads);
       auto writes_v = b_.CreateVector(writes);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "core/base/diagnostics.h"
@@ -468,17 +470,13 @@ class StmtPrinter {
 
 }  // namespace
 
-std::string emit_kernel(const kir::Kernel& k) {
-  std::ostringstream out;
-  for (const auto& line : k.header_comment) out << "// " << line << "\n";
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(k.max_threads) + ") " + k.name + "(";
-  std::vector<std::string> params;
+namespace {
+
+// The signature's parameters, one per line when they do not fit on one.
+void print_signature(std::ostream& out, const std::string& head,
+                     const std::vector<std::string>& params) {
   size_t total = head.size();
-  for (const auto& p : k.params) {
-    params.push_back(param_c_type(p) + " " + p.name);
-    total += params.back().size() + 2;
-  }
+  for (const auto& p : params) total += p.size() + 2;
   out << head;
   for (size_t i = 0; i < params.size(); ++i) {
     if (total > 100)
@@ -487,6 +485,121 @@ std::string emit_kernel(const kir::Kernel& k) {
       out << (i ? ", " : "") << params[i];
   }
   out << ") {\n";
+}
+
+std::vector<std::string> param_list(const kir::Kernel& k) {
+  std::vector<std::string> params;
+  for (const auto& p : k.params) params.push_back(param_c_type(p) + " " + p.name);
+  return params;
+}
+
+// The names a kernel declares: its parameters and every local of its body.
+void declared_names(const kir::Block& b, std::set<std::string>& out) {
+  using K = kir::Stmt::Kind;
+  for (const auto& st : b) {
+    switch (st.kind) {
+      case K::Let:
+      case K::Declare:
+      case K::VecDeclare:
+      case K::VecLoad:
+      case K::Array:
+      case K::Shared:
+      case K::For: out.insert(st.name); break;
+      default: break;
+    }
+    declared_names(st.body, out);
+    declared_names(st.orelse, out);
+  }
+}
+
+// `text` with every name in `names` replaced by n0_, n1_, ... in order of first appearance:
+// two members that differ only in their names (an optimizer's parameters of one shape) print
+// the same text. Numbers (1.0e-5f), members (threadIdx.x, vec.v) and qualified names are left
+// alone.
+std::string canonical_names(const std::string& text, const std::set<std::string>& names) {
+  std::map<std::string, std::string> renamed;
+  std::string out;
+  out.reserve(text.size());
+  auto ident_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t j = i + 1;
+      while (j < text.size() && (ident_char(text[j]) || text[j] == '.' ||
+                                 ((text[j] == '-' || text[j] == '+') &&
+                                  (text[j - 1] == 'e' || text[j - 1] == 'E'))))
+        ++j;
+      out.append(text, i, j - i);
+      i = j;
+    } else if (ident_char(c)) {
+      size_t j = i + 1;
+      while (j < text.size() && ident_char(text[j])) ++j;
+      std::string word = text.substr(i, j - i);
+      // A member (threadIdx.x, a vector's .v) or a qualified name is not one of the names.
+      bool member = i > 0 && (text[i - 1] == '.' ||
+                              (i > 1 && text.compare(i - 2, 2, "->") == 0) ||
+                              (i > 1 && text.compare(i - 2, 2, "::") == 0));
+      if (names.count(word) && !member) {
+        auto it = renamed.find(word);
+        if (it == renamed.end())
+          it = renamed.emplace(word, "n" + std::to_string(renamed.size()) + "_").first;
+        out += it->second;
+      } else {
+        out += word;
+      }
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string member_function(const kir::Kernel& k, const std::string& name) {
+  std::ostringstream out;
+  std::vector<std::string> params = param_list(k);
+  params.push_back("const unsigned int " + std::string(kBlockParam));
+  print_signature(out,
+                  std::string("static __device__ ") +
+                      (k.called_often ? "__noinline__" : "__forceinline__") + " void " + name + "(",
+                  params);
+  StmtPrinter(k.index_type).block(k.body, 1, out);
+  out << "}\n";
+  // The printer spells the block index as the built-in; the member reads its parameter.
+  std::string text = out.str();
+  const std::string builtin = "blockIdx.x";
+  for (size_t at = text.find(builtin); at != std::string::npos;
+       at = text.find(builtin, at + std::string(kBlockParam).size()))
+    text.replace(at, builtin.size(), kBlockParam);
+  std::set<std::string> names;
+  for (const auto& p : k.params) names.insert(p.name);
+  declared_names(k.body, names);
+  names.erase(name);
+  return canonical_names(text, names);
+}
+
+namespace {
+
+std::string emit_callee(const kir::Kernel& k) {
+  std::ostringstream out;
+  for (const auto& line : k.header_comment) out << "// " << line << "\n";
+  out << member_function(k, k.name) << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string emit_kernel(const kir::Kernel& k) {
+  std::ostringstream out;
+  for (const auto& c : k.callees) out << emit_callee(c);
+  for (const auto& line : k.header_comment) out << "// " << line << "\n";
+  print_signature(out,
+                  "extern \"C\" __global__ void __launch_bounds__(" +
+                      std::to_string(k.max_threads) + ") " + k.name + "(",
+                  param_list(k));
   StmtPrinter(k.index_type).block(k.body, 1, out);
   out << "}\n";
   return out.str();

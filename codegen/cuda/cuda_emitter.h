@@ -13,7 +13,15 @@ namespace fuserc::cuda {
 // Philox code of core/base/philox_impl.h.
 const std::string& preamble();
 
-// The kernel alone (no preamble).
+// The name a combo kernel's member function gives its block index (codegen/lower/combo_kernel.h).
+inline constexpr const char* kBlockParam = "fz_block";
+
+// A combo kernel's member as a device function `name` of its parameters and its block index
+// (kBlockParam, read where a kernel reads blockIdx.x), its parameters and locals named n0_,
+// n1_, ... in order: members that differ only in names print the same text.
+std::string member_function(const kir::Kernel& kernel, const std::string& name);
+
+// The kernel alone (no preamble), after the device functions it calls (kir::Kernel::callees).
 std::string emit_kernel(const kir::Kernel& kernel);
 
 // A complete translation unit: preamble + kernel.

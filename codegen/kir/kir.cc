@@ -518,6 +518,7 @@ void remove_unused_locals(Block& body) {
 
 std::string to_text(const Kernel& k) {
   std::ostringstream out;
+  for (const auto& c : k.callees) out << "called by " << k.name << ": " << to_text(c);
   out << "kernel " << k.name << " (threads " << k.max_threads << ", index "
       << type_name(k.index_type) << ")\n";
   for (const auto& p : k.params)

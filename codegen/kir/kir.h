@@ -167,6 +167,14 @@ struct Kernel {
   int max_threads = 128;  // __launch_bounds__
   Type index_type = Type::Int32;
   Block body;
+  // Device functions the body calls (the members of a combo kernel,
+  // codegen/lower/combo_kernel.h): each is a kernel of its own, printed before this one as a
+  // function of its parameters and of its block index, which it reads where a kernel reads
+  // blockIdx.x.
+  std::vector<Kernel> callees;
+  // A callee called from several places: compiled once (never inlined), so that a combo kernel
+  // over many members of a few shapes holds one copy of each member's code.
+  bool called_often = false;
 };
 
 // A readable dump of the kernel IR (for --dump-after=lower and tests).

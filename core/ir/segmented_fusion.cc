@@ -57,6 +57,14 @@ void compute_segment_boundary(const Fusion& f, Segment& s) {
   compute_segment_boundary(f, build_use_index(f), s);
 }
 
+std::vector<int> SegmentedFusion::launch_of() const {
+  std::vector<int> step(segments.size());
+  for (size_t i = 0; i < segments.size(); ++i) step[i] = static_cast<int>(i);
+  for (size_t l = 0; l < launches.size(); ++l)
+    for (int k : launches[l]) step[k] = static_cast<int>(l);
+  return step;
+}
+
 std::string SegmentedFusion::to_text(const Fusion& f) const {
   std::string s;
   for (size_t i = 0; i < segments.size(); ++i) {

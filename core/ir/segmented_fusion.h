@@ -25,6 +25,13 @@ struct Segment {
 
 struct SegmentedFusion {
   std::vector<Segment> segments;  // in execution order
+  // Segments that run side by side, as one step of the plan (core/segment/launch_groups.h):
+  // each entry lists consecutive indices into `segments`, independent of each other. Empty:
+  // every segment is its own step.
+  std::vector<std::vector<int>> launches;
+
+  // The plan step each segment runs in (its index when `launches` is empty).
+  std::vector<int> launch_of() const;
 
   std::string to_text(const Fusion& f) const;
 };

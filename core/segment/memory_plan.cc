@@ -40,14 +40,16 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
       if (out == o) b.alias_input = interface[f.value(in).input_index];
     add(o, b);
   }
-  // Intermediates: values written by one kernel and read by a later one.
+  // Intermediates: values written by one kernel and read by a later one. Lifetimes count plan
+  // steps: the segments of one step run side by side.
+  const std::vector<int> step = s.launch_of();
   std::vector<int> intermediates;
   for (size_t k = 0; k < s.segments.size(); ++k) {
     for (ValueId v : s.segments[k].outputs) {
       if (plan.buffer_of.count(v)) continue;
       BufferInfo b;
       b.kind = BufferInfo::Kind::Intermediate;
-      b.first_segment = b.last_segment = static_cast<int>(k);
+      b.first_segment = b.last_segment = step[k];
       add(v, b);
       intermediates.push_back(plan.buffer_of[v]);
     }
@@ -59,7 +61,7 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
                                                    f.value(v).name + "', which no buffer holds");
       BufferInfo& b = plan.buffers[it->second];
       if (b.kind == BufferInfo::Kind::Intermediate)
-        b.last_segment = std::max(b.last_segment, static_cast<int>(k));
+        b.last_segment = std::max(b.last_segment, step[k]);
     }
   // First fit over lifetimes: each intermediate (in order of first use, which keeps the plan
   // deterministic) goes at the lowest candidate offset (0, or the end of a buffer it lives

@@ -23,7 +23,7 @@ struct BufferInfo {
   int alias_input = -1;  // Output written in place: the input's index (as io_index counts)
   Expr bytes;            // size in bytes
   Expr offset;           // Intermediate: byte offset in the workspace
-  int first_segment = -1, last_segment = -1;  // Intermediate: lifetime
+  int first_segment = -1, last_segment = -1;  // Intermediate: lifetime, in plan steps
 };
 
 struct MemoryPlan {

@@ -81,7 +81,7 @@ std::vector<Launch> launches(const CompiledFusion& c, const Symbols& s) {
     size_t v = 0;
     while (v + 1 < step.kernels.size() && eval_at(step.conditions[v], s) == 0) ++v;
     const KernelSummary& k = c.kernels[step.kernels[v]];
-    const Segment& seg = c.segmented.segments[step.segment];
+    const Segment& seg = c.segmented.segments[step.segments[0]];
     Launch l{k.name, k.scheduler, {}, {}, eval_at(c.fusion.value(seg.outputs[0]).numel(), s)};
     for (int d = 0; d < 3; ++d) {
       l.grid[d] = eval_at(k.grid[d], s);
