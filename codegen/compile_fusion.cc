@@ -13,6 +13,7 @@
 #include "core/schedule/pointwise_scheduler.h"
 #include "core/schedule/transpose_scheduler.h"
 #include "core/segment/launch_groups.h"
+#include "core/segment/output_views.h"
 #include "core/segment/segmenter.h"
 
 namespace fuserc {
@@ -72,7 +73,10 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       ctx.timed("segment", [&] { return segment_graph(fusion, all_schedulers(), hints); });
   out.fusion = std::move(fusion);
   const Fusion& f = out.fusion;
-  ctx.timed("group-launches", [&] { group_independent_launches(f, out.segmented); });
+  ctx.timed("group-launches", [&] {
+    store_reshaped_outputs(f, out.segmented);
+    group_independent_launches(f, out.segmented);
+  });
   ctx.dump("segment", [&] { return out.segmented.to_text(f); });
   out.memory = ctx.timed("plan-memory", [&] { return plan_memory(f, out.segmented); });
   ctx.dump("plan-memory", [&] { return out.memory.to_text(f); });

@@ -22,6 +22,19 @@ SchedulerKind kernel_family(SchedulerKind kind) {
   return kind == SchedulerKind::Transpose ? SchedulerKind::Pointwise : kind;
 }
 
+bool reshape_into_output(const Fusion& f, int k, bool of_library_result) {
+  const Op& op = f.ops[k];
+  if (op.kind != OpKind::Reshape || op.args.empty() || op.args[0].is_literal()) return false;
+  const Value& p = f.value(op.args[0].value);
+  ValueId out = op.outs[0];
+  if (p.def_op < 0 || f.is_output(op.args[0].value) || !f.is_output(out) ||
+      f.value(out).is_input() || p.dtype != f.value(out).dtype)
+    return false;
+  for (const auto& [o, in] : f.aliases)
+    if (o == out) return false;
+  return !of_library_result || f.ops[p.def_op].info().group == OpGroup::Matrix;
+}
+
 UseIndex build_use_index(const Fusion& f) {
   UseIndex u;
   u.consumers.resize(f.values.size());
@@ -77,6 +90,9 @@ std::string SegmentedFusion::to_text(const Fusion& f) const {
     for (ValueId v : seg.outputs) s += " " + f.value(v).name;
     s += "\n";
   }
+  for (const auto& [p, out] : stored_in)
+    s += "stored in output " + f.value(out).name + " (a reshape, no kernel): " + f.value(p).name +
+         "\n";
   return s;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir/fusion.h"
@@ -30,11 +31,21 @@ struct SegmentedFusion {
   // every segment is its own step.
   std::vector<std::vector<int>> launches;
 
+  // (intermediate, graph output): the intermediate is stored in the output's buffer, of which
+  // the output is a reshape that no kernel runs (core/segment/output_views.h).
+  std::vector<std::pair<ValueId, ValueId>> stored_in;
+
   // The plan step each segment runs in (its index when `launches` is empty).
   std::vector<int> launch_of() const;
 
   std::string to_text(const Fusion& f) const;
 };
+
+// Whether op `k` is a reshape that no kernel needs to run: its operand is an op's result (not
+// a graph output) and its result a graph output not written in place, so the operand can be
+// stored straight into the output's buffer (core/segment/output_views.h). With
+// `of_library_result`, only where the operand is a matrix product's.
+bool reshape_into_output(const Fusion& f, int k, bool of_library_result);
 
 // For each value, the ops that read it (in order), and whether it is a graph output.
 struct UseIndex {

@@ -44,6 +44,8 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
   // steps: the segments of one step run side by side.
   const std::vector<int> step = s.launch_of();
   std::vector<int> intermediates;
+  // Intermediates stored in the output they are reshaped to share its buffer.
+  for (const auto& [p, out] : s.stored_in) plan.buffer_of[p] = plan.buffer_of.at(out);
   for (size_t k = 0; k < s.segments.size(); ++k) {
     for (ValueId v : s.segments[k].outputs) {
       if (plan.buffer_of.count(v)) continue;
