@@ -17,10 +17,8 @@ bool one_dimensional(const KernelSummary& k) {
          k.block[1].is_const(1) && k.block[2].is_const(1) && k.dynamic_shared_bytes.is_const(0);
 }
 
-size_t param_bytes(const kir::Param& p) {
-  if (p.kind == kir::Param::Kind::Pointer) return 8;
-  return p.type == kir::Type::Int64 || p.type == kir::Type::Double ? 8 : 4;
-}
+// Every parameter counts 8 bytes: a bound with the alignment padding between them.
+constexpr size_t kParamBytes = 8;
 
 // What identifies a parameter across members: the same value (or symbol, or size) passed the
 // same way is passed once.
@@ -69,25 +67,24 @@ std::vector<std::vector<int>> plan_combos(const std::vector<std::vector<LoweredK
     int64_t block = lk.summary.block[0].value();
     // Bytes this member adds: the parameters no earlier member passes, and its range's start.
     std::set<ParamKey> mine;
-    size_t bytes = 8;
     for (const auto& v : members[m])
-      for (size_t a = 0; a < v.summary.args.size(); ++a) {
-        ParamKey key = key_of(v.summary.args[a], v.kernel.params[a]);
-        if (mine.insert(key).second) bytes += param_bytes(v.kernel.params[a]);
-      }
+      for (size_t a = 0; a < v.summary.args.size(); ++a)
+        mine.insert(key_of(v.summary.args[a], v.kernel.params[a]));
     Open& o = open[block];
-    size_t added = bytes;
-    for (const auto& key : mine)
-      if (o.params.count(key)) added -= 8;  // an upper bound of what sharing saves
+    auto added = [&] {
+      size_t bytes = kParamBytes;  // the range's start
+      for (const auto& key : mine)
+        if (!o.params.count(key)) bytes += kParamBytes;
+      return bytes;
+    };
     if (!o.members.empty() &&
-        (o.members.size() >= kMaxComboMembers || o.bytes + added > kMaxComboParamBytes)) {
+        (o.members.size() >= kMaxComboMembers || o.bytes + added() > kMaxComboParamBytes)) {
       out.push_back(std::move(o.members));
       o = Open{};
-      added = bytes;
     }
+    o.bytes += added();
     o.members.push_back(static_cast<int>(m));
     o.params.insert(mine.begin(), mine.end());
-    o.bytes += added;
   }
   for (auto& [block, o] : open)
     if (!o.members.empty()) out.push_back(std::move(o.members));
