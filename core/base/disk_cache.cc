@@ -113,6 +113,26 @@ std::vector<EntryFile> scan_entries(const std::string& dir, bool remove_stale_te
   return out;
 }
 
+// Every counter, by its name in the stats file: the one list the functions below walk.
+struct CounterField {
+  const char* name;
+  uint64_t DiskCacheCounters::*member;
+};
+constexpr CounterField kCounterFields[] = {
+    {"hits", &DiskCacheCounters::hits},
+    {"misses", &DiskCacheCounters::misses},
+    {"stores", &DiskCacheCounters::stores},
+    {"evictions", &DiskCacheCounters::evictions},
+    {"discarded", &DiskCacheCounters::discarded},
+    {"remote_fetched", &DiskCacheCounters::remote_fetched},
+    {"remote_not_found", &DiskCacheCounters::remote_not_found},
+    {"remote_damaged", &DiskCacheCounters::remote_damaged},
+    {"remote_errors", &DiskCacheCounters::remote_errors},
+    {"remote_stored", &DiskCacheCounters::remote_stored},
+    {"remote_bytes_fetched", &DiskCacheCounters::remote_bytes_fetched},
+    {"remote_bytes_stored", &DiskCacheCounters::remote_bytes_stored},
+};
+
 DiskCacheCounters read_counters(const std::string& path) {
   DiskCacheCounters c;
   std::string text;
@@ -124,62 +144,26 @@ DiskCacheCounters read_counters(const std::string& path) {
   std::istringstream in(text);
   std::string name;
   uint64_t value = 0;
-  while (in >> name >> value) {
-    if (name == "hits") c.hits = value;
-    if (name == "misses") c.misses = value;
-    if (name == "stores") c.stores = value;
-    if (name == "evictions") c.evictions = value;
-    if (name == "discarded") c.discarded = value;
-    if (name == "remote_fetched") c.remote_fetched = value;
-    if (name == "remote_not_found") c.remote_not_found = value;
-    if (name == "remote_damaged") c.remote_damaged = value;
-    if (name == "remote_errors") c.remote_errors = value;
-    if (name == "remote_stored") c.remote_stored = value;
-    if (name == "remote_bytes_fetched") c.remote_bytes_fetched = value;
-    if (name == "remote_bytes_stored") c.remote_bytes_stored = value;
-  }
+  while (in >> name >> value)
+    for (const auto& f : kCounterFields)
+      if (name == f.name) c.*f.member = value;
   return c;
 }
 
 std::string format_counters(const DiskCacheCounters& c) {
   std::string out;
-  auto line = [&out](const char* name, uint64_t v) {
-    out += name;
-    out += ' ' + std::to_string(v) + '\n';
-  };
-  line("hits", c.hits);
-  line("misses", c.misses);
-  line("stores", c.stores);
-  line("evictions", c.evictions);
-  line("discarded", c.discarded);
-  line("remote_fetched", c.remote_fetched);
-  line("remote_not_found", c.remote_not_found);
-  line("remote_damaged", c.remote_damaged);
-  line("remote_errors", c.remote_errors);
-  line("remote_stored", c.remote_stored);
-  line("remote_bytes_fetched", c.remote_bytes_fetched);
-  line("remote_bytes_stored", c.remote_bytes_stored);
+  for (const auto& f : kCounterFields) out += std::string(f.name) + ' ' + std::to_string(c.*f.member) + '\n';
   return out;
 }
 
 void add_counters(DiskCacheCounters& to, const DiskCacheCounters& c) {
-  to.hits += c.hits;
-  to.misses += c.misses;
-  to.stores += c.stores;
-  to.evictions += c.evictions;
-  to.discarded += c.discarded;
-  to.remote_fetched += c.remote_fetched;
-  to.remote_not_found += c.remote_not_found;
-  to.remote_damaged += c.remote_damaged;
-  to.remote_errors += c.remote_errors;
-  to.remote_stored += c.remote_stored;
-  to.remote_bytes_fetched += c.remote_bytes_fetched;
-  to.remote_bytes_stored += c.remote_bytes_stored;
+  for (const auto& f : kCounterFields) to.*f.member += c.*f.member;
 }
 
 bool counts_anything(const DiskCacheCounters& c) {
-  DiskCacheCounters zero;
-  return format_counters(c) != format_counters(zero);
+  for (const auto& f : kCounterFields)
+    if (c.*f.member != 0) return true;
+  return false;
 }
 
 }  // namespace

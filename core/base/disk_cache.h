@@ -41,6 +41,8 @@ namespace fuserc {
 // $HOME/.cache/fuserc; "" when none of them is set. Each cache uses a subfolder (nvrtc/, emu/).
 std::string default_cache_root();
 
+// Counters of a cache, kept in its `stats` file (disk_cache.cc lists every field once, in
+// kCounterFields: add a counter there too).
 struct DiskCacheCounters {
   uint64_t hits = 0, misses = 0, stores = 0, evictions = 0, discarded = 0;
   // The backend's: entries fetched (whole and checked), not there, damaged (ignored), failed
