@@ -25,7 +25,8 @@ void add_inspect_command(CLI::App& app) {
   sub->add_option("--bind", o->bind,
                   "symbol values, e.g. N=4096,H=1024 (or 'hints': the package's hints): also "
                   "print the launch dimensions, buffer sizes and global-memory traffic "
-                  "(global_bytes, min_global_bytes) they give");
+                  "(global_bytes, min_global_bytes) they give; a package without symbols "
+                  "shows them always");
   sub->add_option("--sm-count", o->sm_count,
                   "with --bind: the number of SMs of the GPU to bind for (default 132, an H100 "
                   "SXM); launch configurations follow it, memory sizes do not")
@@ -37,6 +38,8 @@ void add_inspect_command(CLI::App& app) {
     auto exe = Executable::load(o->package);
     exe->package().verify_all();
     std::shared_ptr<const Binding> bound;
+    // A package without symbols has one binding: its launches are always shown.
+    if (o->bind.empty() && exe->metadata().symbols()->size() == 0) o->bind = "hints";
     if (o->bind == "hints") {
       std::vector<int64_t> values;
       for (const auto* s : *exe->metadata().symbols()) values.push_back(s->hint());
