@@ -11,8 +11,11 @@ bool groupable(const Segment& s) { return s.scheduler == SchedulerKind::Pointwis
 
 void group_independent_launches(const Fusion& f, SegmentedFusion& s) {
   // The buffer a value lives in: an output written in place is its input's buffer.
+  // So is an intermediate stored in the output it is reshaped to (output_views.h): a reader of
+  // the output reads what the intermediate's writer wrote.
   std::unordered_map<ValueId, ValueId> alias_of;
   for (const auto& [out, in] : f.aliases) alias_of[out] = in;
+  for (const auto& [p, out] : s.stored_in) alias_of[p] = out;
   auto buffer = [&](ValueId v) {
     auto it = alias_of.find(v);
     return it == alias_of.end() ? v : it->second;

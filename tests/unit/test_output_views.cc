@@ -1,8 +1,9 @@
 // A product reshaped into a graph output (core/segment/output_views.h) is stored straight into
 // the output's buffer: a convolution whose result is a graph output is one library step with no
 // copy kernel after it, two chained strided and dilated convolutions over symbolic sizes
-// compile (the copy's index arithmetic under nested floor divisions did not fit a kernel), and
-// a product that other kernels also read is read from the output's buffer. Each runs in the
+// compile (the copy's index arithmetic under nested floor divisions did not fit a kernel), a
+// kernel reading the output runs after the product that wrote it, and a product that other
+// kernels also read is read from the output's buffer. Each runs in the
 // emulator against eval.
 #include <catch2/catch.hpp>
 
@@ -29,14 +30,17 @@ TEST_CASE("a convolution into a graph output is a library step with no copy afte
               {"name": "w3", "dtype": "f32", "shape": [5, 4, 3, 3]}],
    "ops": [{"op": "conv", "args": ["x", "w1"], "out": "c1", "stride": [2, 2], "padding": [1, 1]},
            {"op": "conv", "args": ["c1", "w3"], "out": "c3", "stride": [3, 3],
-            "dilation": [2, 2]}],
-   "outputs": ["c3"]})";
+            "dilation": [2, 2]},
+           {"op": "relu", "args": ["c3"], "out": "r"}],
+   "outputs": ["c3", "r"]})";
   auto launched = check_graph(json, {{{"B", 1}, {"H", 12}, {"W", 12}},
                                      {{"B", 2}, {"H", 37}, {"W", 50}}},
                               {false, false});
   for (const auto& l : launched) {
-    // Two patch-gathering kernels and two products: nothing copies c3's product into c3.
-    CHECK(l.size() == 4);
+    // Two patch-gathering kernels, two products and the relu: nothing copies c3's product into
+    // c3. The relu reads c3 where the product wrote it, so it runs after the product (it may not
+    // join the second patch-gathering kernel's step, before the product).
+    CHECK(l.size() == 5);
     CHECK(library_steps(l) == 2);
   }
 }
