@@ -105,6 +105,9 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
     }
     out.plan.push_back(std::move(step));
   };
+  FUSERC_CHECK(out.segmented.launch_of().size() == out.segmented.segments.size() &&
+                   (out.segmented.segments.empty() || !out.segmented.launches.empty()),
+               "segments not grouped into plan steps");
   ctx.timed("lower", [&] {
     for (const auto& launch : out.segmented.launches) {
       auto name_of = [&](int i) { return f.name + "_k" + std::to_string(i); };

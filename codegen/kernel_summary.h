@@ -23,7 +23,8 @@ struct KernelArg {
     Scalar,     // a scalar graph input, passed by value
     Symbol,     // the value of a symbol, passed by value in the kernel's index type
     Workspace,  // scratch global memory (reductions)
-    Size,       // a size literal's value ({"size": E}), as long long, from the size program
+    Size,       // an expression's value from the size program, as long long: a size literal
+                // ({"size": E}), or a combo kernel's range start (codegen/lower/combo_kernel.h)
   };
   std::string name;  // the parameter's name in the CUDA source
   Role role = Role::Input;

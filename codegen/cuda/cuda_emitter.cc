@@ -514,8 +514,8 @@ void declared_names(const kir::Block& b, std::set<std::string>& out) {
 
 // `text` with every name in `names` replaced by n0_, n1_, ... in order of first appearance:
 // two members that differ only in their names (an optimizer's parameters of one shape) print
-// the same text. Numbers (1.0e-5f), members (threadIdx.x, vec.v) and qualified names are left
-// alone.
+// the same text. Numbers (1.0e-5f), members (threadIdx.x, vec.v), qualified names,
+// preprocessor lines (#pragma unroll) and comments are left alone.
 std::string canonical_names(const std::string& text, const std::set<std::string>& names) {
   std::map<std::string, std::string> renamed;
   std::string out;
@@ -523,7 +523,13 @@ std::string canonical_names(const std::string& text, const std::set<std::string>
   auto ident_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (size_t i = 0; i < text.size();) {
     char c = text[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {
+    if (c == '#' || text.compare(i, 2, "//") == 0) {
+      // A preprocessor line (#pragma unroll) or a comment: as it is, to the end of the line.
+      size_t end = text.find('\n', i);
+      end = end == std::string::npos ? text.size() : end;
+      out.append(text, i, end - i);
+      i = end;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t j = i + 1;
       while (j < text.size() && (ident_char(text[j]) || text[j] == '.' ||
                                  ((text[j] == '-' || text[j] == '+') &&
@@ -559,9 +565,16 @@ std::string canonical_names(const std::string& text, const std::set<std::string>
 }  // namespace
 
 std::string member_function(const kir::Kernel& k, const std::string& name) {
+  std::set<std::string> names;
+  for (const auto& p : k.params) names.insert(p.name);
+  declared_names(k.body, names);
+  names.erase(name);
+  // The block index's parameter: kBlockParam, unless a value or symbol of the graph took it.
+  std::string block = kBlockParam;
+  while (names.count(block)) block += "_";
   std::ostringstream out;
   std::vector<std::string> params = param_list(k);
-  params.push_back("const unsigned int " + std::string(kBlockParam));
+  params.push_back("const unsigned int " + block);
   print_signature(out,
                   std::string("static __device__ ") +
                       (k.called_often ? "__noinline__" : "__forceinline__") + " void " + name + "(",
@@ -572,12 +585,8 @@ std::string member_function(const kir::Kernel& k, const std::string& name) {
   std::string text = out.str();
   const std::string builtin = "blockIdx.x";
   for (size_t at = text.find(builtin); at != std::string::npos;
-       at = text.find(builtin, at + std::string(kBlockParam).size()))
-    text.replace(at, builtin.size(), kBlockParam);
-  std::set<std::string> names;
-  for (const auto& p : k.params) names.insert(p.name);
-  declared_names(k.body, names);
-  names.erase(name);
+       at = text.find(builtin, at + block.size()))
+    text.replace(at, builtin.size(), block);
   return canonical_names(text, names);
 }
 

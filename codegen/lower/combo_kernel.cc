@@ -112,6 +112,7 @@ std::vector<LoweredKernel> lower_combo(const std::vector<std::vector<LoweredKern
 
     std::map<ParamKey, std::string> passed;  // parameter -> its name in the combo kernel
     std::map<std::string, size_t> functions;   // a member function's text -> its callee
+    std::set<std::string> guard_seen;
     std::vector<std::vector<std::string>> users;  // per callee, the members calling it
     std::set<std::string> taken;
     Expr total(0);
@@ -119,7 +120,8 @@ std::vector<LoweredKernel> lower_combo(const std::vector<std::vector<LoweredKern
     for (size_t i = 0; i < which.size(); ++i) {
       const LoweredKernel& mv = pick(members[which[i]], first);
       if (first && members[which[i]].size() == 2) lk.selected_when = min(lk.selected_when, mv.selected_when);
-      for (const auto& g : mv.summary.guards) ks.guards.push_back(g);
+      for (const auto& g : mv.summary.guards)  // a symbol's range guard once, not per member
+        if (guard_seen.insert(g.condition.str() + "\n" + g.message).second) ks.guards.push_back(g);
       ks.index64 = ks.index64 || mv.summary.index64;
       ks.min_compute_capability =
           std::max(ks.min_compute_capability, mv.summary.min_compute_capability);
@@ -131,8 +133,12 @@ std::vector<LoweredKernel> lower_combo(const std::vector<std::vector<LoweredKern
         ParamKey key = key_of(arg, p);
         auto it = passed.find(key);
         if (it == passed.end()) {
-          std::string pname = p.name;
-          for (int n = 2; taken.count(pname); ++n) pname = p.name + "_" + std::to_string(n);
+          // The combo's own names (fz_start1, fz_member0): a value or symbol of the graph
+          // named so is passed under another name.
+          bool ours = p.name.rfind("fz_start", 0) == 0 || p.name.rfind("fz_member", 0) == 0;
+          std::string base = ours ? "v_" + p.name : p.name;
+          std::string pname = base;
+          for (int n = 2; taken.count(pname); ++n) pname = base + "_" + std::to_string(n);
           taken.insert(pname);
           it = passed.emplace(key, pname).first;
           kir::Param q = p;
@@ -210,7 +216,7 @@ std::vector<LoweredKernel> lower_combo(const std::vector<std::vector<LoweredKern
     ks.comment = std::to_string(which.size()) + " pointwise kernels side by side: " + list;
     ks.variant_note = "a range of blocks per member kernel, in order";
     k.header_comment = {"fuserc: combo kernel " + ks.name + ", " + ks.comment};
-    if (first) lk.reason = "every member's indices fit in 32 bits";
+    if (first) lk.reason = "every index of the members with a 32-bit kernel fits in 32 bits";
     out.push_back(std::move(lk));
   }
   return out;

@@ -5,7 +5,14 @@
 namespace fuserc {
 namespace {
 
-bool groupable(const Segment& s) { return s.scheduler == SchedulerKind::Pointwise; }
+// Pointwise segments, as combo kernels take them: not those drawing random numbers (their
+// kernels launch alone, so moving them up would only lengthen lifetimes).
+bool groupable(const Fusion& f, const Segment& s) {
+  if (s.scheduler != SchedulerKind::Pointwise) return false;
+  for (int k : s.ops)
+    if (f.ops[k].info().group == OpGroup::Random) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -33,7 +40,7 @@ void group_independent_launches(const Fusion& f, SegmentedFusion& s) {
   for (size_t k = 0; k < s.segments.size(); ++k) {
     const Segment& seg = s.segments[k];
     bool joins = false;
-    if (groupable(seg) && open >= 0) {
+    if (groupable(f, seg) && open >= 0) {
       joins = true;
       for (ValueId v : seg.inputs)
         if (!f.value(v).scalar_input && latest(last_write, buffer(v)) >= open_at) joins = false;
@@ -46,7 +53,7 @@ void group_independent_launches(const Fusion& f, SegmentedFusion& s) {
       steps[open].push_back(static_cast<int>(k));
     } else {
       steps.push_back({static_cast<int>(k)});
-      if (groupable(seg)) {
+      if (groupable(f, seg)) {
         open = static_cast<int>(steps.size()) - 1;
         open_at = static_cast<int>(k);
       }

@@ -113,7 +113,7 @@ std::string MemoryPlan::to_text(const Fusion& f) const {
         if (b.alias_input >= 0) s += " (in place into input " + std::to_string(b.alias_input) + ")";
         break;
       case BufferInfo::Kind::Intermediate:
-        s += "workspace at " + b.offset.str() + ", kernels " + std::to_string(b.first_segment) +
+        s += "workspace at " + b.offset.str() + ", steps " + std::to_string(b.first_segment) +
              ".." + std::to_string(b.last_segment);
         break;
     }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "codegen/cuda/cuda_emitter.h"
 #include "emulated_check.h"
 
 using namespace fuserc;
@@ -142,4 +143,34 @@ TEST_CASE("a kernel joins a combo only where moving it up changes nothing it see
   CHECK(step_writing("w") == step_writing("a2"));
   CHECK(c.plan.size() == 5);
   check_graph(json, {{{"N", 1}}, {{"N", 1000}}});
+}
+
+TEST_CASE("graph names that look like the combo kernel's own do not clash", "[emulated][combo]") {
+  // A symbol named like a member's block-index parameter, an input named like a range start,
+  // and a value named like the unroll pragma's word: the combo kernel still compiles and runs.
+  std::string json = R"({"fuserc": 1, "name": "names",
+    "symbols": {"fz_block": {"hint": 100}},
+    "inputs": [{"name": "fz_start1", "dtype": "f32", "shape": ["fz_block"]},
+               {"name": "fz_member0", "dtype": "f32", "shape": [7]},
+               {"name": "unroll", "dtype": "f32", "shape": [9]}],
+    "ops": [{"op": "exp", "args": ["fz_start1"], "out": "y"},
+            {"op": "sin", "args": ["fz_member0"], "out": "z"},
+            {"op": "cos", "args": ["unroll"], "out": "pragma"}],
+    "outputs": ["y", "z", "pragma"]})";
+  auto launched = check_graph(json, {{{"fz_block", 1}}, {{"fz_block", 1000}}});
+  for (const auto& l : launched) {
+    REQUIRE(l.size() == 1);
+    CHECK(is_combo(l[0]));
+  }
+  // The member functions keep their pragmas: `unroll` is a value's name, not the pragma's.
+  PassContext ctx;
+  CompileOptions o;
+  o.run_nvrtc = false;
+  CompiledFusion c = compile_fusion(parse_text(json), o, ctx);
+  REQUIRE(!c.kernels.empty());  // a 32-bit and a 64-bit combo
+  for (const auto& k : c.kernels) {
+    std::string own = k.source.substr(cuda::preamble().size());
+    CHECK(own.find("#pragma unroll") != std::string::npos);
+    CHECK(own.find("#pragma n") == std::string::npos);
+  }
 }
