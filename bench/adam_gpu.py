@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times an Adam step over many parameters on a GPU: fuserc's package (combo kernels, one launch
-per up to 63 parameters) against torch.optim.Adam with fused=True and with foreach=True, in one
-run (issue 26: the 200-parameter step must beat the fused one).
+per up to 63 parameters; and, for comparison, compiled with --no-combo-kernels) against
+torch.optim.Adam with fused=True and with foreach=True, in one run (issue 26: the 200-parameter
+step must beat the fused one).
 
     bench/adam_gpu.py --fuserc build/cmd/fuserc [--params 200] [--seed 1] [--arch sm_90]
 
@@ -64,12 +65,14 @@ def main():
         "--params", str(a.params), "--seed", str(a.seed)])
     doc = json.load(open(graph))
     shapes = [i["shape"] for i in doc["inputs"] if i["name"].startswith("p")]
-    print(sh([a.fuserc, "compile", graph, "-o", pkg, "--arch", a.arch]).strip() or "compiled")
-    bench = json.loads(sh([a.fuserc, "bench", pkg, "--gpu", "--json", "--runs", str(a.runs),
-                           "--warmup", str(a.warmup)]))
     elements = sum(math.prod(s) for s in shapes)
     print(f"adam step over {len(shapes)} parameters, {elements} elements (f32)")
-    print(f"fuserc bench --gpu: {json.dumps(bench)[:2000]}")
+    # The package with combo kernels, and the one launching each kernel alone.
+    for label, extra in (("combo kernels", []), ("--no-combo-kernels", ["--no-combo-kernels"])):
+        sh([a.fuserc, "compile", graph, "-o", pkg, "--arch", a.arch, "-q"] + extra)
+        bench = json.loads(sh([a.fuserc, "bench", pkg, "--gpu", "--json", "--runs", str(a.runs),
+                               "--warmup", str(a.warmup)]))
+        print(f"fuserc ({label}), bench --gpu: {json.dumps(bench)[:2000]}")
     for name, kind in (("torch fused=True", {"fused": True}), ("torch foreach=True", {"foreach": True})):
         print(f"{name}: {time_torch(shapes, a.runs, a.warmup, **kind):.1f} us")
 

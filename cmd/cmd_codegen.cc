@@ -32,6 +32,7 @@ void add_codegen_command(CLI::App& app) {
   sub->callback([o] {
     PassContext ctx = make_pass_context(o->pipeline);
     CompileOptions copts;
+    copts.combo_kernels = !o->pipeline.no_combo_kernels;
     copts.run_nvrtc = false;
     CompiledFusion c = compile_fusion(parse_fusion_file(o->graph), copts, ctx);
     std::error_code ec;

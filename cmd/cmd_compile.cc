@@ -64,6 +64,7 @@ void add_compile_command(CLI::App& app) {
     std::unique_ptr<DiskCache> cache = open_compile_cache(o->cache);
     nvrtc_toolchain(cache.get());  // from the cache when NVRTC is unchanged: no need to load it
     CompileOptions copts;
+    copts.combo_kernels = !o->pipeline.no_combo_kernels;
     copts.archs = parse_archs(o->archs);
     copts.jobs = o->jobs > 0 ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     std::filesystem::path out(o->out);

@@ -27,6 +27,10 @@ void add_pipeline_flags(CLI::App& sub, PipelineFlags& flags) {
       ->delimiter(',');
   sub.add_flag("--time-passes", flags.time_passes,
                "print a table of where compile time goes (on stderr)");
+  sub.add_flag("--no-combo-kernels", flags.no_combo_kernels,
+               "launch every kernel on its own, in segment order, instead of gathering "
+               "independent pointwise kernels into combo kernels (to time one against the "
+               "other)");
 }
 
 PassContext make_pass_context(const PipelineFlags& flags) {

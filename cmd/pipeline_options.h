@@ -42,6 +42,7 @@ std::unique_ptr<DiskCache> open_compile_cache(const CacheFlags& flags);
 struct PipelineFlags {
   std::vector<std::string> dump_after;
   bool time_passes = false;
+  bool no_combo_kernels = false;  // CompileOptions::combo_kernels = false
 };
 
 void add_pipeline_flags(CLI::App& sub, PipelineFlags& flags);

@@ -75,7 +75,13 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
   const Fusion& f = out.fusion;
   ctx.timed("group-launches", [&] {
     store_reshaped_outputs(f, out.segmented);
-    group_independent_launches(f, out.segmented);
+    if (options.combo_kernels) {
+      group_independent_launches(f, out.segmented);
+    } else {
+      out.segmented.launches.clear();
+      for (size_t i = 0; i < out.segmented.segments.size(); ++i)
+        out.segmented.launches.push_back({static_cast<int>(i)});
+    }
   });
   ctx.dump("segment", [&] { return out.segmented.to_text(f); });
   out.memory = ctx.timed("plan-memory", [&] { return plan_memory(f, out.segmented); });

@@ -58,6 +58,9 @@ struct CompileOptions {
   DiskCache* cache = nullptr;     // the NVRTC compile cache, if any (nvrtc/nvrtc_cache.h)
   NvrtcProgress progress;         // told as NVRTC finishes kernels
   uint64_t external_constant_bytes = CompiledFusion::kDefaultExternalConstantBytes;
+  // false: no combo kernels (codegen/lower/combo_kernel.h), every segment its own step in
+  // segment order, as before they existed (for timing one against the other).
+  bool combo_kernels = true;
 };
 
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx);

@@ -174,3 +174,18 @@ TEST_CASE("graph names that look like the combo kernel's own do not clash", "[em
     CHECK(own.find("#pragma n") == std::string::npos);
   }
 }
+
+TEST_CASE("without combo kernels every kernel is its own launch", "[emulated][combo]") {
+  std::string json = adam_graph({"[7]", "[33, 5]", "[64]"}, "");
+  PassContext ctx;
+  CompileOptions o;
+  o.run_nvrtc = false;
+  o.combo_kernels = false;
+  CompiledFusion c = compile_fusion(parse_text(json), o, ctx);
+  CHECK(c.plan.size() == 3);
+  for (const auto& k : c.kernels) CHECK(!is_combo(k.name));
+  o.combo_kernels = true;
+  CompiledFusion d = compile_fusion(parse_text(json), o, ctx);
+  REQUIRE(d.plan.size() == 1);
+  CHECK(is_combo(d.kernels[d.plan[0].kernels[0]].name));
+}
