@@ -44,22 +44,28 @@ std::vector<lower::LoweredKernel> lower_segment(const Fusion& f, const Segment& 
 
 }  // namespace
 
-std::vector<ValueId> step_reads(const CompiledFusion& c, const LaunchStep& step) {
+namespace {
+
+// The values of a step's segments that `pick` lists (inputs or outputs), each once, in order;
+// scalar inputs aside.
+std::vector<ValueId> step_values(const CompiledFusion& c, const LaunchStep& step,
+                                 std::vector<ValueId> Segment::*pick) {
   std::vector<ValueId> out;
   std::set<ValueId> seen;
   for (int i : step.segments)
-    for (ValueId v : c.segmented.segments[i].inputs)
+    for (ValueId v : c.segmented.segments[i].*pick)
       if (!c.fusion.value(v).scalar_input && seen.insert(v).second) out.push_back(v);
   return out;
 }
 
+}  // namespace
+
+std::vector<ValueId> step_reads(const CompiledFusion& c, const LaunchStep& step) {
+  return step_values(c, step, &Segment::inputs);
+}
+
 std::vector<ValueId> step_writes(const CompiledFusion& c, const LaunchStep& step) {
-  std::vector<ValueId> out;
-  std::set<ValueId> seen;
-  for (int i : step.segments)
-    for (ValueId v : c.segmented.segments[i].outputs)
-      if (seen.insert(v).second) out.push_back(v);
-  return out;
+  return step_values(c, step, &Segment::outputs);
 }
 
 CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, PassContext& ctx) {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "codegen/cuda/cuda_emitter.h"
+#include "codegen/lower/lowering_common.h"
 #include "core/base/diagnostics.h"
 
 namespace fuserc::lower {
@@ -156,18 +157,7 @@ std::vector<LoweredKernel> lower_combo(const std::vector<std::vector<LoweredKern
       std::string start_name;
       if (i > 0) {
         start_name = "fz_start" + std::to_string(i);
-        kir::Param sp;
-        sp.name = start_name;
-        sp.kind = kir::Param::Kind::Scalar;
-        sp.type = kir::Type::Int64;
-        sp.dtype = DType::I64;
-        k.params.push_back(sp);
-        KernelArg sa;
-        sa.name = start_name;
-        sa.role = KernelArg::Role::Size;
-        sa.size = start;
-        sa.dtype = DType::I64;
-        ks.args.push_back(sa);
+        add_size_param(start_name, start, k, ks);
       }
       total = total + mv.summary.grid[0];
       // Members that differ only in names (parameters of one shape) share one function.

@@ -163,19 +163,24 @@ void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks) {
   for (size_t i = 0; i < f.size_literals.size(); ++i) {
     std::string name = size_param_name(static_cast<int32_t>(i));
     if (!read.count(name)) continue;
-    kir::Param p;
-    p.name = name;
-    p.kind = kir::Param::Kind::Scalar;
-    p.type = kir::Type::Int64;
-    p.dtype = DType::I64;
-    k.params.push_back(p);
-    KernelArg arg;
-    arg.name = name;
-    arg.role = KernelArg::Role::Size;
-    arg.size = f.size_literals[i];
-    arg.dtype = DType::I64;
-    ks.args.push_back(arg);
+    add_size_param(name, f.size_literals[i], k, ks);
   }
+}
+
+void add_size_param(const std::string& name, const Expr& value, kir::Kernel& k,
+                    KernelSummary& ks) {
+  kir::Param p;
+  p.name = name;
+  p.kind = kir::Param::Kind::Scalar;
+  p.type = kir::Type::Int64;
+  p.dtype = DType::I64;
+  k.params.push_back(p);
+  KernelArg arg;
+  arg.name = name;
+  arg.role = KernelArg::Role::Size;
+  arg.size = value;
+  arg.dtype = DType::I64;
+  ks.args.push_back(arg);
 }
 
 }  // namespace fuserc::lower

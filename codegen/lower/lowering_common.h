@@ -57,5 +57,8 @@ void add_scratch_param(const std::string& name, kir::Type element, const Expr& b
 // Appends one scalar parameter per symbol and per size literal ({"size": E}, a `long long`
 // the size program computes) the kernel body uses (call last).
 void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks);
+// A `long long` parameter `name` carrying `value` from the size program (KernelArg::Role::Size).
+void add_size_param(const std::string& name, const Expr& value, kir::Kernel& k,
+                    KernelSummary& ks);
 
 }  // namespace fuserc::lower
