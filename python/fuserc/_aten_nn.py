@@ -4,14 +4,15 @@ running statistics (native_batch_norm with training=False, _native_batch_norm_le
 as (x - mean) * rsqrt(var + eps) * weight + bias, and in training with the batch's statistics
 (var_mean), its running statistics written in place (Context.update), max
 pooling as a `pad` with -inf and one strided `slice` per kernel position combined by `maximum`,
-and adaptive average pooling to 1x1 as a `mean` over the spatial dims. convert(ctx, name,
+average pooling as the same windows summed and divided by their counts, and adaptive average
+pooling as a `mean` over windows of one size. convert(ctx, name,
 overload) returns None for other ops."""
 import itertools
 
 import torch
 
 from . import _convert
-from ._aten_shape import _cast
+from ._aten_shape import _cast, _fit_count, _reshape_shape
 from ._graph import Size, Value
 from ._symbolic import Extent, product, provably_nonnegative
 
@@ -125,7 +126,7 @@ def _pool_params(ctx, n, values, what, default):
     if len(v) == 1:
         v = v * n
     if len(v) != n or not all(isinstance(k, int) and not isinstance(k, bool) for k in v):
-        ctx.fail(f"a max pooling {what} {values!r} for {n} spatial dims")
+        ctx.fail(f"a pooling {what} {values!r} for {n} spatial dims")
     return v
 
 
@@ -138,18 +139,11 @@ def _pooled_size(size, kernel, stride, padding, dilation, ceil_mode):
     return out
 
 
-def _max_pool(ctx, name):
-    x = ctx.tensor(0)
-    ceil_mode = ctx.const(5, "ceil_mode", False)
-    n = int(name[len("max_pool")])  # max_pool1d / 2d / 3d (_with_indices)
-    if x.rank not in (n + 1, n + 2):
-        ctx.fail(f"max pooling over {n} spatial dims of a tensor of rank {x.rank}")
-    kernel = _pool_params(ctx, n, ctx.const(1, "kernel_size"), "kernel size", ())
-    stride = _pool_params(ctx, n, ctx.const(2, "stride", []), "stride", kernel)
-    padding = _pool_params(ctx, n, ctx.const(3, "padding", 0), "padding", (0,) * n)
-    dilation = _pool_params(ctx, n, ctx.const(4, "dilation", 1), "dilation", (1,) * n)
-    if not x.dtype.is_floating_point:
-        raise ctx.unsupported("max pooling of an integer tensor")
+def _windows(ctx, x, n, kernel, stride, padding, dilation, ceil_mode, pad_value, what):
+    """The kernel's windows over the last `n` dims of x, PyTorch's pooling windows: x padded
+    by `padding` (filled with `pad_value`) and one strided `slice` per kernel position, in
+    PyTorch's order (the last dim fastest). Returns (slices, out_shape, pads, padded_shape),
+    `pads` the padding applied to x ([lo, hi] per dim; hi may crop or reach past it)."""
     spatial = list(range(x.rank - n, x.rank))
     out_shape = list(x.shape)
     padded_shape = list(x.shape)
@@ -163,7 +157,7 @@ def _max_pool(ctx, name):
             # division by s fuserc makes one division: ((H+1)//2)//2 is (H+1)//4), the end
             # is padded by s * out more, which it can.
             if ceil_mode:
-                ctx.fail(f"max pooling with ceil_mode=True over a symbolic spatial extent "
+                ctx.fail(f"{what} with ceil_mode=True over a symbolic spatial extent "
                          f"({size.json()}): fuserc maps ceil_mode over fixed spatial sizes")
             out = (size + 2 * padding[k] - dilation[k] * (kernel[k] - 1) - 1) // stride[k] + 1
             ctx.learn(out)
@@ -178,7 +172,7 @@ def _max_pool(ctx, name):
         size = size.constant
         out = _pooled_size(size, kernel[k], stride[k], padding[k], dilation[k], ceil_mode)
         if out < 1:
-            ctx.fail(f"max pooling of an extent {size} to nothing")
+            ctx.fail(f"{what} of an extent {size} to nothing")
         out_shape[d] = Extent(out)
         # Every window lies inside the padded input: the left padding, the input, and on the
         # right the padding (or, with ceil_mode, what the last window needs; negative crops).
@@ -187,19 +181,56 @@ def _max_pool(ctx, name):
         padded_shape[d] = Extent(span)
     src = x
     if any(p != [0, 0] for p in pads):
-        src = ctx.tmp("pad", [x], x.dtype, padded_shape, pads=pads, value=float("-inf"))
-    best = None
+        src = ctx.tmp("pad", [x], x.dtype, padded_shape, pads=pads, value=pad_value)
+    slices = _slices(ctx, src, n, kernel, stride, dilation, out_shape)
+    return slices, out_shape, pads, padded_shape
+
+
+def _slices(ctx, src, n, kernel, stride, dilation, out_shape):
+    """One strided `slice` of the padded `src` per kernel position (the last dim fastest),
+    each of the pooled extents of `out_shape` over src's last `n` dims (src's other dims may
+    be 1 where out_shape's are not: a mask that broadcasts)."""
+    spatial = list(range(src.rank - n, src.rank))
+    shape = list(src.shape)
+    for d in spatial:
+        shape[d] = out_shape[d]
+    slices = []
     for offsets in itertools.product(*[range(k) for k in kernel]):
-        starts = [0] * x.rank
-        stops = [e.json() for e in padded_shape]
-        steps = [1] * x.rank
+        starts = [0] * src.rank
+        stops = [e.json() for e in src.shape]
+        steps = [1] * src.rank
         for k, d in enumerate(spatial):
             starts[d] = offsets[k] * dilation[k]
             stops[d] = (starts[d] + (out_shape[d] - 1) * stride[k] + 1).json()
             steps[d] = stride[k]
-        window = ctx.tmp("slice", [src], x.dtype, out_shape, starts=starts, ends=stops,
-                         steps=steps)
-        best = window if best is None else ctx.tmp("maximum", [best, window], x.dtype, out_shape)
+        slices.append(ctx.tmp("slice", [src], src.dtype, shape, starts=starts, ends=stops,
+                              steps=steps))
+    return slices
+
+
+def _pool_args(ctx, name, prefix, what):
+    """x and the spatial dim count of a pooling op named prefix + "1d"/"2d"/"3d"."""
+    x = ctx.tensor(0)
+    n = int(name[len(prefix)])
+    if x.rank not in (n + 1, n + 2):
+        ctx.fail(f"{what} over {n} spatial dims of a tensor of rank {x.rank}")
+    if not x.dtype.is_floating_point:
+        raise ctx.unsupported(f"{what} of an integer tensor")
+    return x, n
+
+
+def _max_pool(ctx, name):
+    x, n = _pool_args(ctx, name, "max_pool", "max pooling")
+    ceil_mode = ctx.const(5, "ceil_mode", False)
+    kernel = _pool_params(ctx, n, ctx.const(1, "kernel_size"), "kernel size", ())
+    stride = _pool_params(ctx, n, ctx.const(2, "stride", []), "stride", kernel)
+    padding = _pool_params(ctx, n, ctx.const(3, "padding", 0), "padding", (0,) * n)
+    dilation = _pool_params(ctx, n, ctx.const(4, "dilation", 1), "dilation", (1,) * n)
+    slices, out_shape, _, _ = _windows(ctx, x, n, kernel, stride, padding, dilation, ceil_mode,
+                                       float("-inf"), "max pooling")
+    best = slices[0]
+    for window in slices[1:]:
+        best = ctx.tmp("maximum", [best, window], x.dtype, out_shape)
     values = best
     indices = _convert.Unsupported(ctx.conv.describe(
         ctx.node, "cannot express the indices of max pooling (return_indices=True) in a "
@@ -209,18 +240,89 @@ def _max_pool(ctx, name):
     return ctx.result(values.name)
 
 
+def _avg_pool(ctx, name):
+    """avg_pool1d/2d/3d as PyTorch computes it: the window's sum (in f32 for 16-bit floats)
+    divided by the window's size, which counts the padding (count_include_pad) but not what
+    ceil_mode's last window reaches past it, or only the input's elements; or by
+    divisor_override. Where that size is not one number it is the same windows summed over a
+    mask of ones where an element counts."""
+    x, n = _pool_args(ctx, name, "avg_pool", "average pooling")
+    kernel = _pool_params(ctx, n, ctx.const(1, "kernel_size"), "kernel size", ())
+    stride = _pool_params(ctx, n, ctx.const(2, "stride", []), "stride", kernel)
+    padding = _pool_params(ctx, n, ctx.const(3, "padding", 0), "padding", (0,) * n)
+    ceil_mode = ctx.const(4, "ceil_mode", False)
+    include_pad = ctx.const(5, "count_include_pad", True)
+    override = ctx.const(6, "divisor_override", None) if n > 1 else None
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        ctx.fail(f"average pooling with padding {padding} over more than half the kernel "
+                 f"{kernel}")
+    acc = _F32 if x.dtype in _HALF else x.dtype
+    xa = _cast(ctx, x, acc)
+    ones = [1] * n
+    slices, out_shape, pads, padded_shape = _windows(ctx, xa, n, kernel, stride, padding, ones,
+                                                     ceil_mode, 0.0, "average pooling")
+    total = slices[0]
+    for window in slices[1:]:
+        total = ctx.tmp("add", [total, window], acc, out_shape)
+    spatial = list(range(x.rank - n, x.rank))
+    # Where the last window reaches past the padding (ceil_mode), PyTorch does not count it.
+    overhang = [pads[d][1] - padding[k] if isinstance(pads[d][1], int) else 0
+                for k, d in enumerate(spatial)]
+    if override:
+        divisor = float(override)
+    elif (include_pad or not any(padding)) and all(o <= 0 for o in overhang):
+        divisor = float(product([Extent(k) for k in kernel]).constant)
+    else:
+        # The divisor per window: the same windows summed over ones where an element counts
+        # (the input, and with count_include_pad its padding) and zeros elsewhere.
+        mask_rank = [Extent(1)] * (x.rank - n)
+        if include_pad:
+            region = [x.shape[d] + 2 * padding[k] for k, d in enumerate(spatial)]
+            mask_pads = [[0, 0]] * (x.rank - n) + [[0, o] for o in overhang]
+        else:
+            region = [x.shape[d] for d in spatial]
+            mask_pads = [[0, 0]] * (x.rank - n) + [pads[d] for d in spatial]
+        shape = mask_rank + region
+        mask = ctx.tmp("full", [], acc, shape, shape=[e.json() for e in shape], value=1.0,
+                       dtype=acc)
+        if any(p != [0, 0] for p in mask_pads):
+            mask = ctx.tmp("pad", [mask], acc, mask_rank + [padded_shape[d] for d in spatial],
+                           pads=mask_pads, value=0.0)
+        counts = _slices(ctx, mask, n, kernel, stride, ones, out_shape)
+        divisor = counts[0]
+        count_shape = counts[0].shape
+        for window in counts[1:]:
+            divisor = ctx.tmp("add", [divisor, window], acc, count_shape)
+    mean = ctx.tmp("div", [total, divisor], acc, out_shape)
+    return ctx.emit("cast", [mean], dtype=x.dtype) if acc != x.dtype else \
+        ctx.result(mean.name)
+
+
 def _adaptive_avg_pool(ctx, name):
+    """Adaptive average pooling where every output extent divides its input's (at every traced
+    size): x viewed as [..., O, E/O] per spatial dim and the mean over the E/O dims; to 1 per
+    dim, the mean over the spatial dims. PyTorch's windows of other sizes overlap or differ in
+    length, which fuserc refuses."""
     x = ctx.tensor(0)
     size = ctx.const(1, "output_size")
     size = list(size) if isinstance(size, (list, tuple)) else [size]
     n = len(size)
-    if any(s != 1 for s in size):
-        ctx.fail(f"adaptive average pooling to {tuple(size)}: fuserc maps only an output size "
-                 "of 1 per spatial dim (a mean over the spatial dims)")
     if not x.dtype.is_floating_point:
         ctx.fail(f"adaptive average pooling of a {x.dtype} tensor")
-    dims = list(range(x.rank - n, x.rank))
-    return ctx.emit("mean", [x], dims=dims, keepdim=True)
+    spatial = list(range(x.rank - n, x.rank))
+    if all(s == 1 for s in size):
+        return ctx.emit("mean", [x], dims=spatial, keepdim=True)
+    shape, dims = list(x.shape[:x.rank - n]), []
+    for k, d in enumerate(spatial):
+        e, o = x.shape[d], size[k]
+        if any(e.evaluate(sv) % o for sv in ctx.conv.sizes):
+            ctx.fail(f"adaptive average pooling of an extent {e.json()} to {o}: fuserc maps "
+                     "only output sizes that divide the input's (windows of one size)")
+        shape += [Extent(o), ctx.conv.learn(e // o)]
+        dims.append(len(shape) - 1)
+    src = _fit_count(ctx, x, shape)
+    grouped = ctx.tmp("reshape", [src], x.dtype, shape, shape=_reshape_shape(ctx, shape))
+    return ctx.emit("mean", [grouped], dims=dims, keepdim=False)
 
 
 def convert(ctx, name, overload):
@@ -230,6 +332,8 @@ def convert(ctx, name, overload):
     if name in ("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
                 "max_pool2d_with_indices", "max_pool3d_with_indices"):
         return _max_pool(ctx, name)
+    if name in ("avg_pool1d", "avg_pool2d", "avg_pool3d"):
+        return _avg_pool(ctx, name)
     if name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
                 "_adaptive_avg_pool2d", "_adaptive_avg_pool3d"):
         return _adaptive_avg_pool(ctx, name)

@@ -184,7 +184,16 @@ class ResNetTest(unittest.TestCase):
             F = torch.nn.functional
             return (F.max_pool2d(x, 3, stride=2, ceil_mode=True),
                     F.max_pool2d(x, (2, 3), stride=(1, 2), padding=1, dilation=2),
-                    F.max_pool1d(y, 2), F.adaptive_avg_pool1d(y, 1))
+                    F.max_pool1d(y, 2), F.adaptive_avg_pool1d(y, 1),
+                    # average pooling: the divisor counts the padding, or not, and never
+                    # what ceil_mode's last window reaches past it
+                    F.avg_pool2d(x, 3, stride=2, padding=1),
+                    F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+                    F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                 count_include_pad=False),
+                    F.avg_pool2d(x, (2, 3), stride=(1, 2), divisor_override=5),
+                    F.avg_pool1d(y, 3, stride=2, padding=1, count_include_pad=False),
+                    F.adaptive_avg_pool2d(x, (4, 3)), F.adaptive_avg_pool1d(y, 7))
         x, y = torch.randn(2, 3, 8, 9), torch.randn(2, 4, 7)
         pkg = fuserc.compile(pools, (x, y), dynamic={"x": {0: "B"}, "y": {0: "B"}},
                              arch=["sm_80"])
@@ -263,15 +272,15 @@ class ResNetTest(unittest.TestCase):
                                  r"counter\.add_\(1\)")
 
         def pooled(x):
-            return torch.nn.functional.adaptive_avg_pool2d(x, (2, 2))
+            return torch.nn.functional.adaptive_avg_pool2d(x, (3, 3))
         with self.assertRaises(fuserc.ExportError) as e:
             fuserc.export(pooled, (torch.randn(1, 2, 8, 8),))
         msg = str(e.exception).splitlines()
         self.assertEqual(len(msg), 2)
-        self.assertIn("adaptive average pooling to (2, 2): fuserc maps only an output size of 1",
-                      msg[0])
+        self.assertIn("adaptive average pooling of an extent 8 to 3: fuserc maps only output "
+                      "sizes that divide the input's", msg[0])
         self.assertRegex(msg[1], r"test_models\.py:\d+ in pooled: return torch\.nn\.functional"
-                                 r"\.adaptive_avg_pool2d\(x, \(2, 2\)\)")
+                                 r"\.adaptive_avg_pool2d\(x, \(3, 3\)\)")
 
 
 if __name__ == "__main__":
