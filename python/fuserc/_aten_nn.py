@@ -156,15 +156,25 @@ def _windows(ctx, x, n, kernel, stride, padding, dilation, ceil_mode, pad_value,
             # show that the last window ends inside (H a floor division itself, whose
             # division by s fuserc makes one division: ((H+1)//2)//2 is (H+1)//4), the end
             # is padded by s * out more, which it can.
-            if ceil_mode:
+            # With ceil_mode, PyTorch's windows are ceil((H + 2p - d(k-1) - 1) / s) + 1, less
+            # one where the last would start past the input and its left padding, which no
+            # size does where the kernel spans at least p + s (d(k-1) + 1 >= p + s); the last
+            # window then reaches up to s - 1 past the padding, which is padded by s more.
+            span = dilation[k] * (kernel[k] - 1) + 1
+            if ceil_mode and span < padding[k] + stride[k]:
                 ctx.fail(f"{what} with ceil_mode=True over a symbolic spatial extent "
-                         f"({size.json()}): fuserc maps ceil_mode over fixed spatial sizes")
-            out = (size + 2 * padding[k] - dilation[k] * (kernel[k] - 1) - 1) // stride[k] + 1
+                         f"({size.json()}) with a kernel spanning {span} < padding "
+                         f"{padding[k]} + stride {stride[k]}: the count of windows depends on "
+                         "the size")
+            up = stride[k] - 1 if ceil_mode else 0
+            ctx.conv.at_least(size, span - 2 * padding[k] - up)  # one window at least
+            out = (size + 2 * padding[k] - span + up) // stride[k] + 1
             ctx.learn(out)
             out_shape[d] = out
-            last_end = dilation[k] * (kernel[k] - 1) + (out - 1) * stride[k] + 1
-            extra = 0 if provably_nonnegative(size + 2 * padding[k] - last_end) else \
-                stride[k] * out
+            last_end = span + (out - 1) * stride[k]
+            reach = stride[k] if ceil_mode else 0
+            extra = reach if provably_nonnegative(size + 2 * padding[k] + reach - last_end) \
+                else stride[k] * out + reach
             pads[d] = [padding[k], (padding[k] + extra)
                        if isinstance(extra, int) else (extra + padding[k]).json()]
             padded_shape[d] = size + 2 * padding[k] + extra
@@ -266,11 +276,12 @@ def _avg_pool(ctx, name):
         total = ctx.tmp("add", [total, window], acc, out_shape)
     spatial = list(range(x.rank - n, x.rank))
     # Where the last window reaches past the padding (ceil_mode), PyTorch does not count it.
-    overhang = [pads[d][1] - padding[k] if isinstance(pads[d][1], int) else 0
-                for k, d in enumerate(spatial)]
+    overhang = [padded_shape[d] - x.shape[d] - 2 * padding[k] for k, d in enumerate(spatial)]
+    reaches_past = ceil_mode and any(not o.is_constant or o.constant > 0 for o in overhang)
+    overhang = [o.constant if o.is_constant else o.json() for o in overhang]
     if override:
         divisor = float(override)
-    elif (include_pad or not any(padding)) and all(o <= 0 for o in overhang):
+    elif (include_pad or not any(padding)) and not reaches_past:
         divisor = float(product([Extent(k) for k in kernel]).constant)
     else:
         # The divisor per window: the same windows summed over ones where an element counts

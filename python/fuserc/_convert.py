@@ -288,6 +288,16 @@ class Converter:
             self.known[e] = tuple(e.evaluate(sv) for sv in self.sizes)
         return e
 
+    def at_least(self, e, lo):
+        """Raises the least value of symbol `e` (a bare symbol; other extents are left to
+        fuserc's own checks) to `lo`, where PyTorch's op fails below it (a window larger than
+        the padded input): the graph then compiles for the sizes PyTorch can run."""
+        if e.symbol is None:
+            return
+        entry = self.g.symbols.get(e.symbol)
+        if entry is not None and lo > entry.get("min", 1):
+            entry["min"] = int(lo)
+
     def require(self, ctx, e, m, what):
         """Records that extent `e` must be a multiple of `m` at run time, which a graph cannot
         state (a view that splits a symbolic extent in pieces of m); `what` needs it."""

@@ -202,6 +202,26 @@ class ResNetTest(unittest.TestCase):
             for n, (got, want) in enumerate(zip(pkg(x, y), pools(x, y))):
                 torch.testing.assert_close(got, want, msg=f"output {n} at B={b}")
 
+    def test_ceil_mode_pooling_over_symbolic_images(self):
+        """GoogLeNet's pools with a symbolic image size: ceil_mode's last window reaches past
+        the padding at odd sizes (not counted by the average); the least size is raised to
+        where PyTorch gives one window."""
+        def pools(x):
+            F = torch.nn.functional
+            return (F.max_pool2d(x, 3, stride=2, ceil_mode=True),
+                    F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+                    F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                 count_include_pad=False))
+        graph = fuserc.export(pools, (torch.randn(2, 3, 9, 12),),
+                                 dynamic={"x": {2: "H", 3: "W"}})
+        self.assertEqual(graph["symbols"]["H"]["min"], 2)
+        pkg = fuserc.compile(pools, (torch.randn(2, 3, 9, 12),),
+                             dynamic={"x": {2: "H", 3: "W"}}, arch=["sm_80"])
+        for h, w in ((9, 12), (10, 7), (2, 3)):
+            x = torch.randn(2, 3, h, w)
+            for n, (got, want) in enumerate(zip(pkg(x), pools(x))):
+                torch.testing.assert_close(got, want, msg=f"output {n} at {h}x{w}")
+
     def test_batch_norm_in_training_updates_the_buffers(self):
         """conv-bn-relu in train(): the batch's statistics normalize, and the running
         statistics and num_batches_tracked are inputs written in place (aliases) that the
