@@ -5,7 +5,6 @@ emulator (so this runs on any machine). `scripts/setup.sh --example` runs it.
     python3 examples/python/export_and_call.py [--out DIR]
 """
 import argparse
-import json
 import os
 import tempfile
 
@@ -33,8 +32,7 @@ def main():
 
     # 1. The graph: an ordinary fusion-graph file (`fuserc compile` takes it the same way).
     graph = fuserc.export(rms_norm_gelu, (x, w, 1e-6), dynamic={"x": {0: "N"}})
-    with open(os.path.join(out, "rms_norm_gelu.json"), "w") as f:
-        json.dump(graph, f, indent=1)
+    graph.save(os.path.join(out, "rms_norm_gelu.json"))  # large constants: a .safetensors beside
     print(f"exported {len(graph['ops'])} ops; inputs:",
           ", ".join(f"{i['name']}: {i['dtype']}{i.get('shape', '')}" for i in graph["inputs"]))
 

@@ -7,7 +7,6 @@ package passes itself, read afresh on every call; the buffer is a constant of th
 On CPU tensors the package runs in fuserc's emulator; move the module and x to CUDA to run the
 kernels on the GPU.
 """
-import json
 import os
 import tempfile
 
@@ -40,8 +39,7 @@ def main():
     print("graph inputs:", [(i["name"], i["shape"], "data" in i) for i in graph["inputs"]])
     print("parameters:", graph.parameters)
     path = os.path.join(tempfile.mkdtemp(), "block.json")
-    with open(path, "w") as f:
-        json.dump(graph, f)  # `fuserc compile block.json -o block.fpkg` compiles it too
+    graph.save(path)  # `fuserc compile block.json -o block.fpkg` compiles it too
     print("graph written to", path)
     pkg = fuserc.compile(m, (x,), dynamic=dynamic, ranges=ranges)
     for b, s in ((2, 10), (3, 33)):

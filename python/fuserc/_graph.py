@@ -116,12 +116,24 @@ def constant_data(t):
     return t.tolist()
 
 
+# A constant of more elements than this is kept out of the graph's JSON: its `data` names a
+# tensor of the graph's weights file (see ExportedGraph.save), which fuserc maps, instead of
+# nested lists that a frozen model's weights would make hundreds of megabytes of text.
+INLINE_ELEMENTS = 4096
+
+
+def weights_file(stem):
+    """The weights file of a graph saved as <stem>.json, beside it."""
+    return f"{stem}.safetensors"
+
+
 class GraphBuilder:
     def __init__(self, name):
         self.name = name
         self.inputs = []
         self.ops = []
         self.symbols = {}
+        self.weights = {}  # constant input name -> tensor, for those kept out of the JSON
         self._used = set()
 
     def fresh(self, base):
@@ -148,9 +160,15 @@ class GraphBuilder:
         self.inputs.append(entry)
 
     def add_constant(self, name, dtype, shape, tensor):
-        """A constant input (`data`) of `name` (already made by fresh)."""
+        """A constant input (`data`) of `name` (already made by fresh): its values, or where it
+        is large a tensor of the weights file."""
+        if tensor.numel() > INLINE_ELEMENTS:
+            self.weights[name] = tensor.detach()
+            data = {"file": weights_file(self.name), "tensor": name}
+        else:
+            data = constant_data(tensor)
         self.inputs.append({"name": name, "dtype": NAME_OF[dtype], "shape": list(shape),
-                            "data": constant_data(tensor)})
+                            "data": data})
 
     def emit(self, op, args, base, outs=1, **attrs):
         """Appends an op; returns its result name (or names when outs > 1)."""

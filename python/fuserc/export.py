@@ -8,15 +8,16 @@ import tempfile
 
 import torch
 
-from . import _capi, _module
+from . import _capi, _module, _weights
 from ._aten import convert as convert_node
 from ._convert import Converter
+from ._graph import weights_file
 from ._trace import ExportError, Input, default_tracer, input_names, trace
 from .package import Package
 
 
 class ExportedGraph(dict):
-    """The fusion graph (a dict of the contract: json.dump it) with what a package made from it
+    """The fusion graph (a dict of the contract: `save` it) with what a package made from it
     needs besides: `parameters` (graph input name -> the module parameter's qualified name, for
     a module's parameters, which the caller need not pass), `buffers` (graph input name -> the
     qualified name of a module buffer that forward updates in place: an input written in place,
@@ -26,16 +27,34 @@ class ExportedGraph(dict):
     which the contract cannot state ([{"extent": "N", "multiple": 2, "what": ...}]: a view of
     [B, N] as (B, -1, 2) reads the first 2*(N//2) columns), checked by a Package made from it;
     and `extents`: the extents the exporter gave each traced op's result (graph name -> shape,
-    what `fuserc check` infers for it)."""
+    what `fuserc check` infers for it). `weights`: graph input name -> tensor, the constants of
+    more than _graph.INLINE_ELEMENTS elements, whose `data` names a tensor of the weights file
+    that `save` writes beside the graph."""
 
     def __init__(self, doc, parameters=None, constants=None, buffers=None, requires=None,
-                 extents=None):
+                 extents=None, weights=None):
         super().__init__(doc)
         self.parameters = dict(parameters or {})
         self.constants = dict(constants or {})
         self.buffers = dict(buffers or {})
         self.requires = list(requires or [])
         self.extents = dict(extents or {})
+        self.weights = dict(weights or {})
+
+    def save(self, path):
+        """Writes the graph to `path` (JSON, for `fuserc compile`) and its large constants to
+        <stem>.safetensors beside it, which the graph's `data` entries name; each file is
+        written to a temporary name and renamed (whole or absent)."""
+        path = os.fspath(path)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        doc = dict(self)
+        if self.weights:
+            file = weights_file(stem)
+            doc["inputs"] = [dict(i, data={"file": file, "tensor": i["name"]})
+                             if i["name"] in self.weights else i for i in self["inputs"]]
+            _weights.write(os.path.join(os.path.dirname(os.path.abspath(path)), file),
+                           self.weights)
+        _weights.write_whole(path, "w", lambda f: json.dump(doc, f, indent=1))
 
 
 def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,
@@ -80,15 +99,16 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         graph, {i.name: i.parameter for i in inputs if i.parameter is not None},
         {n: q for n, q in known.items() if n in embedded},
         {n: known[module.constant_names[t]] for n, t in conv.updated_buffers.items()},
-        conv.requirements, conv.extents)
+        conv.requirements, conv.extents,
+        {n: t for n, t in conv.g.weights.items() if n in embedded})
     return graph, returns
 
 
 def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,
            constants=None):
     """Traces `fn` on `example_inputs` (tensors and numbers; numbers become scalar inputs) and
-    returns the fusion graph (a dict of the contract, json.dump it to a file for `fuserc
-    compile`). `dynamic` names symbolic extents per input: {"x": {0: "N"}}; every other extent
+    returns the fusion graph (an ExportedGraph, a dict of the contract: `graph.save(path)`
+    writes it for `fuserc compile`, with its large constants in a safetensors file beside it). `dynamic` names symbolic extents per input: {"x": {0: "N"}}; every other extent
     is fixed. `ranges` gives a symbol's [min, max]: {"N": (1, 65536)}. `tracer`: "export"
     (torch.export, the default where PyTorch has it) or "make_fx". Raises ExportError naming
     the first op that a fuserc graph cannot express and the line of `fn` it came from.
@@ -112,10 +132,12 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
     compiled from an nn.Module passes the module's current parameters itself: `pkg(x)`."""
     returns = None
     module = None
+    source = None  # a graph file compiled where it lies (its weights file beside it)
     if isinstance(fn_or_graph, dict):
         graph = fn_or_graph
     elif isinstance(fn_or_graph, (str, os.PathLike)):
-        with open(fn_or_graph) as f:
+        source = os.fspath(fn_or_graph)
+        with open(source) as f:
             graph = json.load(f)
     else:
         if example_inputs is None:
@@ -126,9 +148,9 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
             module = fn_or_graph
     exe = _capi.find_executable(_capi.lib().path)
     work = tempfile.mkdtemp(prefix="fuserc_")
-    graph_path = os.path.join(work, f"{graph.get('name', 'graph')}.json")
-    with open(graph_path, "w") as f:
-        json.dump(graph, f, indent=1)
+    graph_path = source or os.path.join(work, f"{graph.get('name', 'graph')}.json")
+    if source is None:
+        ExportedGraph(graph, weights=getattr(graph, "weights", None)).save(graph_path)
     output = str(output) if output else os.path.join(work, f"{graph.get('name', 'graph')}.fpkg")
     cmd = [exe, "compile", graph_path, "-o", output, "-q"]
     if arch:

@@ -289,6 +289,39 @@ class ModuleTest(unittest.TestCase):
             m.proj.weight.zero_()
         torch.testing.assert_close(pkg(x), want)  # frozen: the package's own copy
 
+    def test_large_constants_are_saved_as_safetensors_beside_the_graph(self):
+        """A frozen model's weights as nested JSON lists are hundreds of megabytes of text: a
+        constant of more than 4096 elements is a tensor of <stem>.safetensors, which save()
+        writes beside the graph and fuserc maps; small ones stay inline."""
+        class Frozen(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(80, 64)  # 5120 weights
+                self.register_buffer("table", torch.randn(5, 1024).bfloat16())
+
+            def forward(self, x):
+                return self.proj(x) + self.table[1, :64].float()
+
+        torch.manual_seed(2)
+        m = Frozen()
+        x = torch.randn(3, 80)
+        g = fuserc.export(m, (x,), constants="all")
+        data = {i["name"]: i["data"] for i in g["inputs"] if "data" in i}
+        self.assertIsInstance(data["proj_bias"], list)
+        self.assertEqual(sorted(g.weights), ["proj_weight", "table"])
+        work = tempfile.mkdtemp(prefix="fuserc_weights_")
+        path = os.path.join(work, "frozen.json")
+        g.save(path)
+        self.assertEqual(sorted(os.listdir(work)), ["frozen.json", "frozen.safetensors"])
+        with open(path) as f:
+            saved = {i["name"]: i.get("data") for i in json.load(f)["inputs"]}
+        self.assertEqual(saved["table"], {"file": "frozen.safetensors", "tensor": "table"})
+        self.assertLess(os.path.getsize(path), 4096)
+        # The CLI compiles the file where it lies; the package holds the weights' values.
+        pkg = fuserc.compile(path, arch=["sm_80"])
+        with torch.no_grad():
+            torch.testing.assert_close(pkg(x), m(x), rtol=1e-5, atol=1e-5)
+
     def test_names_of_nested_and_tied_parameters(self):
         class Attn(torch.nn.Module):
             def __init__(self):
