@@ -135,6 +135,13 @@ class ReductionLowering {
   static constexpr size_t kNoFull = static_cast<size_t>(-1);
   kir::Block row_pass(Ctx& c, const Expr& row, bool grid_split, bool fill_caches,
                       const std::vector<int>& roots, const PassBody& body, size_t full_at);
+  // Where a streaming pass's thread `tx` starts along the row and how far it steps: tx and T
+  // (threads per row); split over the grid, block y's T elements first and gridDim.y * T.
+  struct RowWalk {
+    Expr begin, step;
+  };
+  RowWalk row_walk(const Expr& tx, bool grid_split) const;
+
   // The scalar path of a pass: thread t takes elements t, t + T, ... (a persistent variant: j
   // < elements, kept at j in the registers; streaming: over the row's split blocks too, U
   // elements loaded per step).

@@ -22,6 +22,13 @@ kir::Block ReductionLowering::row_pass(Ctx& c, const Expr& row, bool grid_split,
   return out;
 }
 
+ReductionLowering::RowWalk ReductionLowering::row_walk(const Expr& tx, bool grid_split) const {
+  if (!grid_split) return {tx, Expr(p_.threads_per_row)};
+  Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
+  Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
+  return {by * p_.threads_per_row + tx, gy * p_.threads_per_row};
+}
+
 kir::Block ReductionLowering::scalar_row_pass(Ctx& c, const Expr& row, bool grid_split,
                                               bool fill_caches, const std::vector<int>& roots,
                                               const PassBody& body, size_t full_at) {
@@ -89,13 +96,7 @@ kir::Block ReductionLowering::scalar_row_pass(Ctx& c, const Expr& row, bool grid
         kir::for_loop(kir::Type::Int32, c.j, Expr(0), Expr(c.elements), std::move(loop), true));
     return out;
   }
-  Expr begin = tx, step(p_.threads_per_row);
-  if (grid_split) {
-    Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
-    Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
-    begin = by * p_.threads_per_row + tx;
-    step = gy * p_.threads_per_row;
-  }
+  auto [begin, step] = row_walk(tx, grid_split);
   if (unroll == 1) {
     out.push_back(
         kir::for_loop(c.index_type, c.k, begin, a_.row_length, std::move(elem), false, step));

@@ -191,13 +191,7 @@ kir::Block ReductionLowering::vector_row_pass(Ctx& c, const Expr& row, bool grid
   for (auto& s : stores) inner.push_back(std::move(s));
   Expr tx = Expr::index("threadIdx.x", Expr(p_.threads_per_row));
   if (!persistent) {
-    Expr begin = tx, step(p_.threads_per_row);
-    if (grid_split) {
-      Expr by = Expr::index("blockIdx.y", Expr(kMaxSplit));
-      Expr gy = Expr::index("gridDim.y", Expr(kMaxSplit + 1));
-      begin = by * p_.threads_per_row + tx;
-      step = gy * p_.threads_per_row;
-    }
+    auto [begin, step] = row_walk(tx, grid_split);
     kir::Block out;
     out.push_back(kir::for_loop(c.index_type, c.vg, begin, floordiv(a_.row_length, Expr(width)),
                                 std::move(inner), false, step));
