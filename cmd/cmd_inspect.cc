@@ -38,9 +38,16 @@ void add_inspect_command(CLI::App& app) {
     auto exe = Executable::load(o->package);
     exe->package().verify_all();
     std::shared_ptr<const Binding> bound;
-    // A package without symbols has one binding: its launches are always shown.
-    if (o->bind.empty() && exe->metadata().symbols()->size() == 0) o->bind = "hints";
-    if (o->bind == "hints") {
+    // A package without symbols has one binding: its launches are shown unless it cannot be
+    // bound (a guard no size passes), which inspect reports beside the package, not instead.
+    std::string unbound;
+    if (o->bind.empty() && exe->metadata().symbols()->size() == 0) {
+      try {
+        bound = exe->bind({});
+      } catch (const UserError& e) {
+        unbound = e.what();
+      }
+    } else if (o->bind == "hints") {
       std::vector<int64_t> values;
       for (const auto* s : *exe->metadata().symbols()) values.push_back(s->hint());
       bound = exe->bind(values);
@@ -60,10 +67,14 @@ void add_inspect_command(CLI::App& app) {
       device.sm_count = o->sm_count;
       bound = exe->bind(values, device);
     }
-    if (o->json)
-      std::cout << package_json(*exe, bound.get()).dump(2) << "\n";
-    else
+    if (o->json) {
+      auto j = package_json(*exe, bound.get());
+      if (!unbound.empty()) j["unbound"] = unbound;
+      std::cout << j.dump(2) << "\n";
+    } else {
       std::cout << package_text(*exe, bound.get());
+      if (!unbound.empty()) std::cout << "not bound: " << unbound << "\n";
+    }
   });
 }
 
