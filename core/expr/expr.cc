@@ -640,6 +640,34 @@ std::pair<Poly, Poly> split_divisible_by_monomial(const Poly& a, const Expr& b) 
   return {div, rest};
 }
 
+// Splits `a` by the sum `b` (a == q * b + r), where it shortens a: each term of a divisible by
+// b's leading term (the one of most factors; not a constant) adds term / lead to q and
+// subtracts (term / lead) * b from r, so that c0 + c1 + c0 * X divided by X + 1 is
+// c0 rest c1 (a row-major index over a [B, X + 1] domain, split again). None where no term
+// divides or r is not shorter than a (then nothing is gained and the caller stops).
+std::optional<std::pair<Expr, Expr>> split_divisible_by_sum(const Expr& a, const Expr& b) {
+  Poly bp = to_poly(b);
+  const Term* lead = nullptr;
+  for (const auto& t : bp.terms)
+    if (!lead || t.factors.size() > lead->factors.size()) lead = &t;
+  if (!lead || lead->factors.empty()) return std::nullopt;
+  Poly ap = to_poly(a);
+  Poly q;
+  for (const auto& t : ap.terms) {
+    Poly single;
+    single.terms.push_back(t);
+    if (auto m = divide_exactly(single, lead->factors, lead->coef)) {
+      q.constant = checked_add(q.constant, m->constant);
+      for (auto& x : m->terms) q.terms.push_back(x);
+    }
+  }
+  if (!has_divisible_part(q)) return std::nullopt;
+  Expr qe = from_poly(q);
+  Expr r = a - qe * b;
+  if (to_poly(r).terms.size() >= ap.terms.size()) return std::nullopt;
+  return std::make_pair(qe, r);
+}
+
 // A proof's own arithmetic (b - a, b + 1) may overflow where a and b themselves are fine (a
 // bound near 2^62 on each side): that step then proves nothing, and the answer is "not proven"
 // rather than the user error the overflow is elsewhere. False (not proven) is always sound.
@@ -808,6 +836,8 @@ Expr floordiv_uncached(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
     }
+    if (b.op() == ExprOp::Add && b.lo() > 0)
+      if (auto qr = split_divisible_by_sum(a, b)) return qr->first + floordiv(qr->second, b);
     // a in [0, b): 0. Also where b may be 0: then no value of a is in range (a is, e.g., an
     // index of extent b), so the expression is never evaluated.
     if (a.lo() >= 0 && b.lo() >= 0 && provably_less(a, b)) return Expr(0);
@@ -839,6 +869,8 @@ Expr ceildiv_uncached(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return from_poly(div) + ceildiv(from_poly(rest), b);
     }
+    if (b.op() == ExprOp::Add && b.lo() > 0)
+      if (auto qr = split_divisible_by_sum(a, b)) return qr->first + ceildiv(qr->second, b);
     if (b.lo() > 0 && a.lo() >= 1 && (a.hi() <= b.lo() || provably_less(a - Expr(1), b)))
       return Expr(1);
   }
@@ -868,6 +900,8 @@ Expr mod_uncached(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return mod(from_poly(rest), b);
     }
+    if (b.op() == ExprOp::Add && b.lo() > 0)
+      if (auto qr = split_divisible_by_sum(a, b)) return mod(qr->second, b);
     if (b.lo() >= 0 && a.lo() >= 0 && provably_less(a, b)) return a;  // as in floordiv
     if (b.lo() > 0) {
       int64_t hi = b.hi() == kPosInf ? kPosInf : b.hi() - 1;

@@ -419,3 +419,35 @@ TEST_CASE("a multiple of a floor division is bounded by its dividend", "[expr]")
   CHECK(provably_le(Expr(3) * floordiv(N, Expr(3)), N));
   CHECK_FALSE(provably_le(N, Expr(3) * floordiv(N, Expr(3))));
 }
+
+TEST_CASE("a row-major index over an extent that is a sum divides back into its coordinates",
+          "[expr]") {
+  // The rows of [B, S + 1] (a ViT's patches and class token, a cache of S + 1 positions)
+  // linearized as c0 * (S + 1) + c1, which the polynomial form expands to c0 + c1 + S * c0:
+  // a normalization's reduction result is read at (c0, c1), and its row at (L / (S + 1),
+  // L % (S + 1)) must be the same, or lowering stops with an internal error.
+  const Expr B = Expr::symbol("B", 1, 64), S = Expr::symbol("S", 1, 4096);
+  const Expr H = Expr::symbol("H", 1, 4096), W = Expr::symbol("W", 1, 4096);
+  const Expr c0 = Expr::index("c0", B);
+  for (const Expr& e : {S + 1, S * 2 + 3, floordiv(H, Expr(4)) * floordiv(W, Expr(4)) + 1,
+                        H + W}) {
+    const Expr c1 = Expr::index("c1", e);
+    INFO(e.str());
+    const Expr L = c0 * e + c1;
+    CHECK(floordiv(L, e) == c0);
+    CHECK(mod(L, e) == c1);
+    CHECK(floordiv(L * 8 + 5, e * 8) == c0);
+  }
+  // Values hold where the rest is not within [0, S + 1): c0 + c1 + S * c0 + S + 7.
+  const Expr c1 = Expr::index("c1", S + 1);
+  const Expr odd = c0 * (S + 1) + c1 + S + 7;
+  for (int64_t s : {1, 2, 5})
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t k = 0; k <= s; ++k) {
+        std::map<std::string, int64_t> v = {{"S", s}, {"c0", b}, {"c1", k}};
+        int64_t x = b * (s + 1) + k + s + 7;
+        REQUIRE(eval_with(floordiv(odd, S + 1), v) == x / (s + 1));
+        REQUIRE(eval_with(mod(odd, S + 1), v) == x % (s + 1));
+        REQUIRE(eval_with(ceildiv(odd, S + 1), v) == (x + s) / (s + 1));
+      }
+}
