@@ -7,7 +7,8 @@ import operator
 
 import torch
 
-from . import _aten_nn, _aten_products, _aten_shape, _convert
+from . import (_aten_attention, _aten_nn, _aten_norm, _aten_products, _aten_resample,
+               _aten_shape, _convert)
 from ._graph import Value, result_type
 from ._symbolic import Extent
 
@@ -127,21 +128,8 @@ def _normalize_softmax(ctx, log):
 def _layer_norm(ctx):
     x = ctx.tensor(0)
     normalized = ctx.const(1)
-    w = ctx.arg(2, "weight", None)
-    b = ctx.arg(3, "bias", None)
-    eps = ctx.arg(4, "eps")
-    xf = _cast(ctx, x, _F32) if x.dtype in _HALF else x
-    dims = list(range(x.rank - len(normalized), x.rank))
-    kshape = [Extent(1) if k in dims else e for k, e in enumerate(x.shape)]
-    var, mean = ctx.g.emit("var_mean", [xf], ctx.base(), outs=2, dims=dims, correction=0,
-                           keepdim=True)
-    var, mean = Value(var, xf.dtype, kshape), Value(mean, xf.dtype, kshape)
-    rstd = ctx.tmp("rsqrt", [ctx.tmp("add", [var, eps], xf.dtype, kshape)], xf.dtype, kshape)
-    y = ctx.tmp("mul", [ctx.tmp("sub", [xf, mean], xf.dtype, x.shape), rstd], xf.dtype, x.shape)
-    if isinstance(w, Value):
-        y = ctx.tmp("mul", [y, w], xf.dtype, x.shape)
-    if isinstance(b, Value):
-        y = ctx.tmp("add", [y, b], xf.dtype, x.shape)
+    y, mean, rstd = _aten_norm.layer_norm(ctx, x, len(normalized), ctx.arg(2, "weight", None),
+                                          ctx.arg(3, "bias", None), ctx.arg(4, "eps"))
 
     def item(v):
         return lambda c: _cast(c, v, c.out_dtype())
@@ -302,6 +290,10 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
     r = _aten_products.convert(ctx, name, overload)
     if r is None:
         r = _aten_nn.convert(ctx, name, overload)
+    if r is None:
+        r = _aten_resample.convert(ctx, name, overload)
+    if r is None:
+        r = _aten_attention.convert(ctx, name, overload)
     if r is not None:
         return r
     if name in _UNSUPPORTED_PRODUCTS:

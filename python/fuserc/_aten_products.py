@@ -108,6 +108,9 @@ def _conv(ctx):
             ctx.learn((h - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) +
                       output_padding[i] + 1)
         else:
+            # PyTorch refuses sizes below one window (a kernel of 4 over H < 4): the graph
+            # is for the sizes it runs.
+            ctx.conv.at_least(h, dilation[i] * (k - 1) + 1 - 2 * padding[i])
             ctx.learn((h + 2 * padding[i] - dilation[i] * (k - 1) - 1) // stride[i] + 1)
     args = [x, w] + ([b] if isinstance(b, Value) else [])
     return ctx.emit("conv", args, stride=stride, padding=padding, dilation=dilation,

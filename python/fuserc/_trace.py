@@ -280,7 +280,7 @@ def _decompositions():
         "elu", "softplus", "hardsigmoid", "hardswish", "mish", "leaky_relu", "hardtanh",
         "threshold", "logit", "addcmul", "addcdiv", "native_group_norm", "logsumexp",
         "nan_to_num", "xlogy", "std", "std_mean", "glu", "silu_backward", "celu", "selu",
-        "softshrink", "hardshrink", "rms_norm", "linalg_vector_norm", "norm")
+        "softshrink", "hardshrink", "rms_norm", "linalg_vector_norm", "norm", "repeat", "roll")
         if hasattr(aten, n)]
     return get_decompositions(wanted)
 

@@ -1,0 +1,136 @@
+"""Layers of real vision and sequence models as their open implementations write them, each
+exported in one call, compiled and called on CPU tensors (the emulator) against PyTorch at more
+than one size: upsampling (UNet, FPN), pixel shuffle (super-resolution), PReLU, repeat and roll
+(Swin), and nn.MultiheadAttention / nn.TransformerEncoderLayer in inference, whose fast paths
+(_native_multi_head_attention, _transformer_encoder_layer_fwd) PyTorch takes under no_grad: a
+ViT with a class token over a symbolic image size."""
+import unittest
+
+import torch
+
+import fuserc
+
+F = torch.nn.functional
+TOL = {"rtol": 1e-4, "atol": 1e-5}
+
+
+def check(test, fn, example, dynamic, others, tol=None):
+    """Compiles fn at `example` under no_grad (where PyTorch's layers take their inference fast
+    paths) and compares it with PyTorch there and at each of `others`."""
+    with torch.no_grad():
+        pkg = fuserc.compile(fn, example, dynamic=dynamic, arch=["sm_80"])
+    for args in [example] + list(others):
+        with torch.no_grad():
+            want = fn(*args)
+        got = pkg(*args)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        for n, (g, w) in enumerate(zip(got, want)):
+            torch.testing.assert_close(g, w, **(tol or {}),
+                                       msg=lambda m: f"output {n} at {args[0].shape}: {m}")
+    return pkg
+
+
+class ResampleTest(unittest.TestCase):
+    def test_upsampling_as_pytorch_computes_it(self):
+        """Nearest (scale and size, nearest-exact) and bilinear (align_corners both ways, a
+        size that shrinks) over a symbolic batch and image: source indices and weights from
+        an iota in f32, as PyTorch's kernels compute them."""
+        def up(x):
+            return (F.interpolate(x, scale_factor=2, mode="nearest"),
+                    F.interpolate(x, size=(7, 3), mode="nearest"),
+                    F.interpolate(x, size=(7, 3), mode="nearest-exact"),
+                    F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+                    F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+                    F.interpolate(x, size=(3, 2), mode="bilinear"))
+        check(self, up, (torch.randn(2, 3, 4, 5),), {"x": {0: "B", 2: "H", 3: "W"}},
+              [(torch.randn(1, 3, 6, 9),), (torch.randn(3, 3, 1, 2),)], TOL)
+
+    def test_linear_upsampling_of_bf16_rounds_once(self):
+        """bf16 is interpolated in f32 and rounded once at the end (as PyTorch's CUDA kernel
+        does; its CPU kernel rounds in between, up to an ulp away)."""
+        def up(x):
+            return F.interpolate(x, scale_factor=2, mode="bilinear")
+        x = torch.randn(1, 2, 4, 5).bfloat16()
+        pkg = fuserc.compile(up, (x,), arch=["sm_80"])
+        torch.testing.assert_close(pkg(x), up(x.float()).bfloat16(), rtol=0, atol=0)
+
+    def test_pixel_shuffle_prelu_repeat_and_roll(self):
+        def layers(x, w):
+            s = F.pixel_shuffle(x, 2)
+            return (s, F.pixel_unshuffle(s, 2), F.prelu(x, w), F.prelu(x, w[:1]),
+                    x.repeat(1, 2, 1, 3), torch.roll(x, shifts=(-1, 2), dims=(2, 3)))
+        check(self, layers, (torch.randn(2, 8, 3, 5), torch.rand(8)), {"x": {0: "B"}},
+              [(torch.randn(1, 8, 3, 5), torch.rand(8))], TOL)
+
+
+class ViT(torch.nn.Module):
+    """torchvision's ViT cut down: a patch embedding, a class token and a learned position per
+    token added, one encoder layer and the head on the class token."""
+
+    def __init__(self, e=32, heads=4, patch=4, norm_first=True):
+        super().__init__()
+        self.proj = torch.nn.Conv2d(3, e, patch, stride=patch)
+        self.cls = torch.nn.Parameter(torch.randn(1, 1, e))
+        self.enc = torch.nn.TransformerEncoderLayer(e, heads, 2 * e, dropout=0.0,
+                                                    activation="gelu", batch_first=True,
+                                                    norm_first=norm_first)
+        self.norm = torch.nn.LayerNorm(e)
+        self.head = torch.nn.Linear(e, 10)
+
+    def forward(self, x):
+        t = self.proj(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(t.shape[0], -1, -1), t], 1)
+        return self.head(self.norm(self.enc(t)[:, 0]))
+
+
+class SelfAttention(torch.nn.Module):
+    def __init__(self, e=32, heads=4):
+        super().__init__()
+        self.mha = torch.nn.MultiheadAttention(e, heads, batch_first=True)
+
+    def forward(self, x, pad):
+        return self.mha(x, x, x, key_padding_mask=pad, need_weights=False)[0]
+
+
+class AttentionTest(unittest.TestCase):
+    def test_vit_over_a_symbolic_image(self):
+        """Both orders of the encoder layer's norms; S = (H/4)*(W/4) + 1 tokens, whose layer
+        norms and softmax rows span an extent that is a sum."""
+        torch.manual_seed(0)
+        for norm_first in (True, False):
+            m = ViT(norm_first=norm_first).eval()
+            with torch.no_grad():
+                graph = fuserc.export(m, (torch.randn(2, 3, 16, 16),),
+                                      dynamic={"x": {0: "B", 2: "H", 3: "W"}})
+            ops = [op["op"] for op in graph["ops"]]
+            self.assertEqual(ops.count("scaled_dot_product_attention"), 1)
+            self.assertEqual(ops.count("linear"), 5)  # qkv, out, two feed-forward, head
+            check(self, m, (torch.randn(2, 3, 16, 16),), {"x": {0: "B", 2: "H", 3: "W"}},
+                  [(torch.randn(1, 3, 12, 20),)], {"rtol": 1e-4, "atol": 1e-4})
+
+    def test_multi_head_attention_with_a_key_padding_mask(self):
+        """True in the key padding mask leaves a key out (the contract's bool mask keeps what
+        is true: the mask is negated)."""
+        torch.manual_seed(1)
+        m = SelfAttention().eval()
+        pad = torch.zeros(2, 6, dtype=torch.bool)
+        pad[0, 4:] = True
+        pad2 = torch.zeros(3, 5, dtype=torch.bool)
+        pad2[1, 1:] = True
+        check(self, m, (torch.randn(2, 6, 32), pad), {"x": {0: "B", 1: "S"},
+                                                     "pad": {0: "B", 1: "S"}},
+              [(torch.randn(3, 5, 32), pad2)], TOL)
+
+    def test_attention_weights_are_refused_only_when_used(self):
+        m = torch.nn.MultiheadAttention(32, 4, batch_first=True).eval()
+
+        def weights(x):
+            return m(x, x, x)[1]
+        with torch.no_grad(), self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(weights, (torch.randn(2, 6, 32),))
+        self.assertIn("need_weights=False", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
