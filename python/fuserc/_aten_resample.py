@@ -2,8 +2,9 @@
 nearest-exact and (bi)linear upsampling (upsample_nearest1d/2d/3d, _upsample_nearest_exact*,
 upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d) as PyTorch's kernels compute them
 (per spatial dim, the source index of each output position, and for linear its neighbour and
-weight, in f32 from an `iota`, then `index_select`s, the last dim first), and pixel_shuffle /
-pixel_unshuffle as a reshape, a permute and a reshape. convert(ctx, name, overload) returns
+weight, in f32 from an `iota`, then `index_select`s, the last dim first), reflection and
+replication padding (source indices reflected or clamped, then `index_select`), pixel_shuffle /
+pixel_unshuffle as a reshape, a permute and a reshape, and prelu. convert(ctx, name, overload) returns
 None for other ops."""
 import torch
 
@@ -31,6 +32,13 @@ def _number(e):
     return e.constant if e.is_constant else Size(e.text())
 
 
+def _tmp(ctx, op, args, value_shape, dtype=_F32, **attrs):
+    """ctx.tmp with the dtype also the op's own attribute where it has one."""
+    if op in ("cast", "full", "iota"):
+        attrs["dtype"] = dtype
+    return ctx.tmp(op, args, dtype, value_shape, **attrs)
+
+
 class _Dim:
     """One spatial dim's source positions: `index(...)` makes [O] tensors of the graph."""
 
@@ -55,9 +63,7 @@ class _Dim:
         return self._tmp("div", [self._size_f32(i), self._size_f32(o)], [])
 
     def _tmp(self, op, args, value_shape, dtype=_F32, **attrs):
-        if op in ("cast", "full", "iota"):
-            attrs["dtype"] = dtype
-        return self.ctx.tmp(op, args, dtype, value_shape, **attrs)
+        return _tmp(self.ctx, op, args, value_shape, dtype, **attrs)
 
     def _size_f32(self, e):
         if e.is_constant:
@@ -165,6 +171,43 @@ def _upsample(ctx, name, overload):
     return ctx.result(cur.name)
 
 
+def _index_pad(ctx, name):
+    """reflection_pad / replication_pad over the last 1-3 dims: per padded dim, the source
+    index of each position t - lo (t from an `iota`), reflected (E-1 - |E-1 - |t - lo||, PyTorch
+    refuses pads of E or more) or clamped into [0, E), then `index_select`."""
+    x = ctx.tensor(0)
+    pads = list(ctx.const(1, "padding"))
+    n = len(pads) // 2
+    if len(pads) % 2 or not 1 <= n <= 3 or x.rank < n:
+        ctx.fail(f"{name} with padding {pads} of a tensor of rank {x.rank}")
+    reflect = name.startswith("reflection")
+    out_shape = ctx.out_shape()
+    cur = x
+    for k in range(n):
+        d = x.rank - 1 - k
+        lo, hi = pads[2 * k], pads[2 * k + 1]
+        if lo == 0 and hi == 0:
+            continue
+        if lo < 0 or hi < 0:
+            ctx.fail(f"{name} with a negative padding {pads}")
+        size, out = x.shape[d], out_shape[d]
+        if reflect:
+            ctx.conv.at_least(size, max(lo, hi) + 1)
+        iota = _tmp(ctx, "iota", [], [out], _I64, length=out.json())
+        t = _tmp(ctx, "sub", [iota, lo], [out], _I64)
+        last = _number(size - 1)
+        if reflect:
+            a = _tmp(ctx, "abs", [t], [out], _I64)
+            a = _tmp(ctx, "abs", [_tmp(ctx, "sub", [last, a], [out], _I64)], [out], _I64)
+            idx = _tmp(ctx, "sub", [last, a], [out], _I64)
+        else:
+            idx = _tmp(ctx, "clamp", [t, 0, last], [out], _I64)
+        cur = _along(ctx, cur, d, idx, out)
+    if cur is x:
+        return Value(x.name, x.dtype, x.shape)
+    return ctx.result(cur.name)
+
+
 def _pixel_shuffle(ctx, name):
     """pixel_shuffle: [*, C*r*r, H, W] -> [*, C, r, r, H, W] -> [*, C, H, r, W, r] ->
     [*, C, H*r, W*r]; pixel_unshuffle the reverse."""
@@ -206,6 +249,9 @@ def _prelu(ctx):
 def convert(ctx, name, overload):
     if name in _NEAREST or name in _LINEAR:
         return _upsample(ctx, name, overload)
+    if name in ("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+                "replication_pad2d", "replication_pad3d"):
+        return _index_pad(ctx, name)
     if name in ("pixel_shuffle", "pixel_unshuffle"):
         return _pixel_shuffle(ctx, name)
     if name in ("prelu", "_prelu_kernel"):

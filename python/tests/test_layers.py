@@ -1,6 +1,6 @@
 """Layers of real vision and sequence models as their open implementations write them, each
 exported in one call, compiled and called on CPU tensors (the emulator) against PyTorch at more
-than one size: upsampling (UNet, FPN), pixel shuffle (super-resolution), PReLU, repeat and roll
+than one size: upsampling (UNet, FPN), reflection padding (style transfer, GAN generators), pixel shuffle (super-resolution), PReLU, repeat and roll
 (Swin), and nn.MultiheadAttention / nn.TransformerEncoderLayer in inference, whose fast paths
 (_native_multi_head_attention, _transformer_encoder_layer_fwd) PyTorch takes under no_grad: a
 ViT with a class token over a symbolic image size."""
@@ -54,6 +54,14 @@ class ResampleTest(unittest.TestCase):
         x = torch.randn(1, 2, 4, 5).bfloat16()
         pkg = fuserc.compile(up, (x,), arch=["sm_80"])
         torch.testing.assert_close(pkg(x), up(x.float()).bfloat16(), rtol=0, atol=0)
+
+    def test_reflection_and_replication_padding(self):
+        def pads(x):
+            return (F.pad(x, (1, 2, 3, 1), mode="reflect"),
+                    F.pad(x, (2, 1, 0, 3), mode="replicate"),
+                    F.pad(x[:, :, 0], (3, 2), mode="reflect"))
+        check(self, pads, (torch.randn(2, 3, 5, 6),), {"x": {0: "B", 2: "H", 3: "W"}},
+              [(torch.randn(1, 3, 4, 9),)], TOL)
 
     def test_pixel_shuffle_prelu_repeat_and_roll(self):
         def layers(x, w):
