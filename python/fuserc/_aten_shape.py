@@ -294,16 +294,32 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return ctx.emit("cat", parts, dim=dim) if len(parts) > 1 else parts[0]
     if name == "constant_pad_nd":
         x = ctx.tensor(0)
-        # Sizes: a pad of a symbolic extent E to a multiple of m is (-E) % m.
-        ctx.guess(*[mod(-e, m) for e in x.shape if not e.is_constant
-                    for m in range(2, MAX_MULTIPLE + 1)])
-        pad = ctx.sizes(1)
+        raw = ctx._raw(1, "pad", None)
+        if not isinstance(raw[0], (list, tuple)) or any(len(r) != len(raw[0]) for r in raw):
+            ctx.fail("a pad list that changes length with the sizes of the inputs")
         value = ctx.const(2, "value", 0)
         pads = [[0, 0] for _ in range(x.rank)]
-        for k in range(len(pad) // 2):
+        others = [Extent(1, (s,)) for s in sorted(ctx.conv.sizes[0])] + \
+            [e for e in ctx.conv.known if not e.is_constant]
+        base = list(ctx.candidates)
+        for k in range(len(raw[0]) // 2):
             d = x.rank - 1 - k
-            pads[d] = [pad[2 * k].json(), pad[2 * k + 1].json()]
-            ctx.learn(x.shape[d] + pad[2 * k] + pad[2 * k + 1])
+            e = x.shape[d]
+            # The pads of a symbolic extent E: to a multiple of m, (-E) % m; to another
+            # extent K, split in halves as UNet's skip connections do, K - E, (K - E) // 2
+            # and the rest. Each dim's own, so that another symbol's parity that agrees in
+            # the traces is not taken for it.
+            guesses = []
+            if not e.is_constant:
+                guesses = [mod(-e, m) for m in range(2, MAX_MULTIPLE + 1)]
+                for other in others:
+                    diff = other - e
+                    guesses += [diff, diff // 2, diff - diff // 2]
+            ctx.candidates = base + [g for g in guesses if not g.is_constant]
+            lo, hi = (ctx.conv.extent(ctx, [r[2 * k + j] for r in raw]) for j in (0, 1))
+            ctx.candidates = base
+            pads[d] = [lo.json(), hi.json()]
+            ctx.learn(e + lo + hi)
         return ctx.emit("pad", [x], pads=pads, value=value if value != 0 else None)
     if name in ("index_select",):
         x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)

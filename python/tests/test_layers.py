@@ -72,6 +72,41 @@ class ResampleTest(unittest.TestCase):
               [(torch.randn(1, 8, 3, 5), torch.rand(8))], TOL)
 
 
+class UNetStep(torch.nn.Module):
+    """One down and up step of the widely copied UNet (milesial's): the upsampled map padded by
+    the difference of the two maps' extents, split in halves, then concatenated with the skip."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+        self.inc = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.down = torch.nn.Conv2d(4, 8, 3, padding=1)
+        self.up = torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.out = torch.nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        x1 = F.relu(self.inc(x))
+        x2 = F.relu(self.down(F.max_pool2d(x1, 2)))
+        if self.mode == "transpose":
+            u = self.up(x2)
+        else:
+            u = F.interpolate(x2[:, :4], scale_factor=2, mode="bilinear", align_corners=True)
+        dy, dx = x1.size()[2] - u.size()[2], x1.size()[3] - u.size()[3]
+        u = F.pad(u, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
+        return self.out(torch.cat([x1, u], dim=1))
+
+
+class UNetTest(unittest.TestCase):
+    def test_skip_connections_over_odd_and_even_images(self):
+        """The pads are each dim's own difference of extents (H - 2*(H//2) in halves), not
+        another symbol's parity that agrees with it in the traces."""
+        torch.manual_seed(3)
+        for mode in ("transpose", "bilinear"):
+            m = UNetStep(mode).eval()
+            check(self, m, (torch.randn(2, 3, 16, 12),), {"x": {0: "B", 2: "H", 3: "W"}},
+                  [(torch.randn(1, 3, 9, 11),), (torch.randn(3, 3, 10, 7),)], TOL)
+
+
 class ViT(torch.nn.Module):
     """torchvision's ViT cut down: a patch embedding, a class token and a learned position per
     token added, one encoder layer and the head on the class token."""
