@@ -138,7 +138,37 @@ def _attention(ctx, q_in, k_in, v_in, e, heads, w, bias, pw, pb, mask, mask_type
     return _linear(ctx, flat, pw, pb, e)
 
 
+def _sdpa(ctx, name):
+    """PyTorch 2's scaled_dot_product_attention (and the CPU flash kernel torch.export may
+    decompose it to) as the contract's op, which has PyTorch's semantics (a bool mask keeps
+    what is true, a float one is added) without dropout."""
+    q, k, v = ctx.tensor(0), ctx.tensor(1), ctx.tensor(2)
+    if name == "scaled_dot_product_attention":
+        mask = ctx.arg(3, "attn_mask", None)
+        dropout, causal = ctx.const(4, "dropout_p", 0.0), ctx.const(5, "is_causal", False)
+        gqa = ctx.const(None, "enable_gqa", False)
+    else:  # _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, *, ...)
+        dropout, causal = ctx.const(3, "dropout_p", 0.0), ctx.const(4, "is_causal", False)
+        mask, gqa = ctx.arg(None, "attn_mask", None), False
+    scale = ctx.const(None, "scale", None)
+    if dropout:
+        ctx.fail(f"attention with dropout_p={dropout}: fuserc maps attention without dropout "
+                 "(the module in eval(), or dropout written out)")
+    args = [q, k, v] + ([mask] if isinstance(mask, Value) else [])
+    shape = list(q.shape[:-1]) + [v.shape[-1]]
+    out = ctx.tmp("scaled_dot_product_attention", args, q.dtype, shape,
+                  is_causal=True if causal else None, scale=scale,
+                  enable_gqa=True if gqa else None, allow_tf32=_tf32(q.dtype))
+    if name == "scaled_dot_product_attention":
+        return ctx.result(out.name)
+    lse = _convert.Unsupported(ctx.conv.describe(
+        ctx.node, "cannot express the log-sum-exp of flash attention in a fuserc graph"))
+    return _convert.Multi([lambda c: c.result(out.name), lse])
+
+
 def convert(ctx, name, overload):
+    if name in ("scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu"):
+        return _sdpa(ctx, name)
     if name == "_native_multi_head_attention":
         return _native_mha(ctx)
     if name == "_transformer_encoder_layer_fwd":

@@ -136,7 +136,59 @@ class SelfAttention(torch.nn.Module):
         return self.mha(x, x, x, key_padding_mask=pad, need_weights=False)[0]
 
 
+def _sdpa_op():
+    """PyTorch 2's aten.scaled_dot_product_attention; on PyTorch 1.13, which has none, an op of
+    the same schema and semantics (without dropout) registered under a test namespace, so that
+    the converter's reading of that schema is exercised where CI runs."""
+    if hasattr(torch.ops.aten, "scaled_dot_product_attention"):
+        return torch.ops.aten.scaled_dot_product_attention.default
+    if not hasattr(torch.ops.fuserc_test, "scaled_dot_product_attention"):
+        lib = torch.library.Library("fuserc_test", "DEF")
+        lib.define("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+                   "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, "
+                   "float? scale=None, bool enable_gqa=False) -> Tensor")
+
+        def math_impl(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                      enable_gqa=False):
+            s = q @ k.transpose(-2, -1) * (scale if scale is not None else q.shape[-1] ** -0.5)
+            if is_causal:
+                keep = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+                s = s.masked_fill(keep.logical_not(), float("-inf"))
+            if attn_mask is not None:
+                s = s.masked_fill(attn_mask.logical_not(), float("-inf")) \
+                    if attn_mask.dtype == torch.bool else s + attn_mask
+            return torch.softmax(s, -1) @ v
+
+        def meta_impl(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                      enable_gqa=False):
+            return q.new_empty(q.shape[:-1] + v.shape[-1:])
+        lib.impl("scaled_dot_product_attention", math_impl, "CPU")
+        lib.impl("scaled_dot_product_attention", meta_impl, "Meta")
+        _sdpa_op.lib = lib  # registrations live as long as their library
+    return torch.ops.fuserc_test.scaled_dot_product_attention.default
+
+
 class AttentionTest(unittest.TestCase):
+    def test_scaled_dot_product_attention_maps_to_the_contracts_op(self):
+        sdpa = _sdpa_op()
+
+        def attend(q, k, v, keep, bias):
+            return (sdpa(q, k, v, is_causal=True), sdpa(q, k, v, keep, scale=0.3),
+                    sdpa(q, k, v, bias))
+        q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 4, 7, 8), torch.randn(2, 4, 7, 6)
+        keep = torch.rand(5, 7) > 0.3
+        keep[:, 0] = True
+        bias = torch.randn(5, 7)
+        graph = fuserc.export(attend, (q, k, v, keep, bias), tracer="make_fx")
+        ops = [op for op in graph["ops"] if op["op"] == "scaled_dot_product_attention"]
+        self.assertEqual([(op.get("is_causal"), op.get("scale"), len(op["args"])) for op in ops],
+                         [(True, None, 3), (None, 0.3, 4), (None, None, 4)])
+        check(self, attend, (q, k, v, keep, bias), {"q": {0: "B", 2: "L"}, "k": {0: "B", 2: "S"},
+                                                   "v": {0: "B", 2: "S"}, "keep": {0: "L", 1: "S"},
+                                                   "bias": {0: "L", 1: "S"}},
+              [(torch.randn(1, 4, 3, 8), torch.randn(1, 4, 6, 8), torch.randn(1, 4, 6, 6),
+                torch.ones(3, 6, dtype=torch.bool).tril(), torch.randn(3, 6))], TOL)
+
     def test_vit_over_a_symbolic_image(self):
         """Both orders of the encoder layer's norms; S = (H/4)*(W/4) + 1 tokens, whose layer
         norms and softmax rows span an extent that is a sum."""
