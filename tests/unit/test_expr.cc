@@ -438,6 +438,13 @@ TEST_CASE("a row-major index over an extent that is a sum divides back into its 
     CHECK(mod(L, e) == c1);
     CHECK(floordiv(L * 8 + 5, e * 8) == c0);
   }
+  // A remainder that is the dividend itself stays it, and a negative rest is folded back:
+  // the last row of [B, S + 1] (x[:, -1]) is c0 * (S + 1) + S.
+  CHECK(mod(S, S + 1) == S);
+  CHECK(mod(S - 1, S + 1) == S - 1);
+  CHECK(floordiv(S, S + 1) == Expr(0));
+  CHECK(mod(c0 * (S + 1) + S, S + 1) == S);
+  CHECK(floordiv(c0 * (S + 1) + S, S + 1) == c0);
   // Values hold where the rest is not within [0, S + 1): c0 + c1 + S * c0 + S + 7.
   const Expr c1 = Expr::index("c1", S + 1);
   const Expr odd = c0 * (S + 1) + c1 + S + 7;
