@@ -5,7 +5,8 @@ a feed-forward block, residual adds and layer norms (_aten_norm), and
 _native_multi_head_attention (nn.MultiheadAttention) as the
 input projection (one `linear` where query, key and value are one tensor), heads split by a
 reshape and permute, the contract's `scaled_dot_product_attention` with the key padding or
-attention mask (a bool mask's true marks a position left out, so it is negated), heads merged
+attention mask (true, or any non-zero float, marks a position left out: the keep mask is its
+negation), heads merged
 and the output projection. convert(ctx, name, overload) returns None for other ops."""
 import torch
 
@@ -54,11 +55,13 @@ def _mask(ctx, mask, mask_type, b, heads, l, s):
         mask = ctx.tmp("reshape", [mask], mask.dtype, shape, shape=_reshape_shape(ctx, shape))
     elif mask_type not in (0, 2):
         ctx.fail(f"a multi-head attention mask of type {mask_type}")
+    # The fast paths turn any mask to bool (masked_softmax: attn_mask.to(kBool)), a float one
+    # too: every non-zero entry leaves its position out.
     if mask.dtype == torch.bool:
-        mask = ctx.tmp("logical_not", [mask], torch.bool, mask.shape)
-    elif not mask.dtype.is_floating_point:
+        return ctx.tmp("logical_not", [mask], torch.bool, mask.shape)
+    if not mask.dtype.is_floating_point:
         ctx.fail(f"a multi-head attention mask of dtype {mask.dtype}")
-    return mask
+    return ctx.tmp("eq", [mask, 0], torch.bool, mask.shape)
 
 
 def _native_mha(ctx):

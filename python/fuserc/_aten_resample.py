@@ -42,28 +42,32 @@ def _tmp(ctx, op, args, value_shape, dtype=_F32, **attrs):
 class _Dim:
     """One spatial dim's source positions: `index(...)` makes [O] tensors of the graph."""
 
-    def __init__(self, ctx, size, out, scale, align_corners):
-        self.ctx, self.size, self.out = ctx, size, out
+    def __init__(self, ctx, size, out, scale, align_corners, acc=_F32):
+        self.ctx, self.size, self.out, self.acc = ctx, size, out, acc
         self.scale = self._scale(scale, align_corners)
+
+    def _round(self, v):
+        return _f32(v) if self.acc == _F32 else float(v)
 
     def _scale(self, scale, align_corners):
         """PyTorch's area_pixel_compute_scale: an f32 number or a [] f32 tensor of the graph."""
         i, o = self.size, self.out
         if align_corners:
             if i.is_constant and o.is_constant:
-                return _f32((i.constant - 1) / (o.constant - 1)) if o.constant > 1 else 0.0
+                return self._round((i.constant - 1) / (o.constant - 1)) if o.constant > 1 \
+                    else 0.0
             # (I-1)/(O-1); with O = 1 the only position is 0, whatever the scale.
             num = self._size_f32(i - 1)
             den = self._tmp("maximum", [self._size_f32(o - 1), 1.0], [])
             return self._tmp("div", [num, den], [])
         if scale is not None and scale > 0:
-            return _f32(1.0 / scale)
+            return self._round(1.0 / scale)
         if i.is_constant and o.is_constant:
-            return _f32(_f32(i.constant) / _f32(o.constant))
+            return self._round(self._round(i.constant) / self._round(o.constant))
         return self._tmp("div", [self._size_f32(i), self._size_f32(o)], [])
 
-    def _tmp(self, op, args, value_shape, dtype=_F32, **attrs):
-        return _tmp(self.ctx, op, args, value_shape, dtype, **attrs)
+    def _tmp(self, op, args, value_shape, dtype=None, **attrs):
+        return _tmp(self.ctx, op, args, value_shape, dtype or self.acc, **attrs)
 
     def _size_f32(self, e):
         if e.is_constant:
@@ -71,10 +75,10 @@ class _Dim:
         return self._tmp("full", [], [], shape=[], value=Size(e.text()))
 
     def positions(self):
-        """The output positions as f32 [O]."""
+        """The output positions as [O] of the computing dtype."""
         o = self.out
         iota = self._tmp("iota", [], [o], dtype=_I64, length=o.json())
-        return self._tmp("cast", [iota], [o], dtype=_F32)
+        return self._tmp("cast", [iota], [o])
 
     def last(self):
         return _number(self.size - 1)
@@ -102,7 +106,8 @@ class _Dim:
         i0 = self._tmp("cast", [real], [o], dtype=_I64)  # truncation: real >= 0
         i1 = self._tmp("minimum", [self._tmp("add", [i0, 1], [o], dtype=_I64), self.last()],
                        [o], dtype=_I64)
-        frac = self._tmp("sub", [real, self._tmp("cast", [i0], [o], dtype=_F32)], [o])
+        i0 = self._tmp("minimum", [i0, self.last()], [o], dtype=_I64)  # as PyTorch's CPU kernel
+        frac = self._tmp("sub", [real, self._tmp("cast", [i0], [o])], [o])
         l1 = self._tmp("clamp", [frac, 0.0, 1.0], [o])
         l0 = self._tmp("sub", [1.0, l1], [o])
         return i0, i1, l0, l1
@@ -148,14 +153,20 @@ def _upsample(ctx, name, overload):
     out_shape = ctx.out_shape()
     if not x.dtype.is_floating_point and linear:
         ctx.fail(f"linear upsampling of a {x.dtype} tensor")
+    # Positions and weights in f32 (linear f64 in f64, as PyTorch's opmath); 16-bit floats are
+    # interpolated in f32 and rounded once.
+    acc = torch.float64 if linear and x.dtype == torch.float64 else _F32  # nearest: floorf
     cur = _cast(ctx, x, _F32) if linear and x.dtype in _HALF else x
     # The last dim first: PyTorch's kernels combine the outer dims' neighbours last.
     for k in reversed(range(n)):
         d = 2 + k
         size, out = x.shape[d], out_shape[d]
-        if size == out and (scales[k] is None or scales[k] == 1.0):
-            continue  # the identity along this dim
-        dim = _Dim(ctx, size, out, scales[k], align)
+        # Linear kernels copy a dim whose size does not change, whatever the scale; nearest
+        # ones compute the index from the scale (PyTorch 1.13's CPU kernel for one channel
+        # alone takes shortcuts, at out == in and out == 2 * in, that its others do not).
+        if size == out and (linear or scales[k] is None or scales[k] == 1.0):
+            continue
+        dim = _Dim(ctx, size, out, scales[k], align, acc)
         if not linear:
             cur = _along(ctx, cur, d, dim.nearest(name.startswith("_upsample_nearest_exact")), out)
             continue
@@ -233,9 +244,11 @@ def _pixel_shuffle(ctx, name):
 def _prelu(ctx):
     """prelu: x where x > 0, else weight * x, the weight per channel (dim 1) or one number."""
     x, w = ctx.tensor(0), ctx.tensor(1)
-    if w.rank != 1:
-        ctx.fail(f"prelu with a weight of rank {w.rank}")
-    if w.shape[0] == Extent(1) or x.rank < 2:
+    if w.rank == x.rank and w.rank != 1:
+        pass  # PyTorch 2's _prelu_kernel: the weight already shaped to broadcast ([1, C, 1, 1])
+    elif w.rank != 1:
+        ctx.fail(f"prelu with a weight of rank {w.rank} for an input of rank {x.rank}")
+    elif w.shape[0] == Extent(1) or x.rank < 2:
         w = ctx.tmp("reshape", [w], w.dtype, [], shape=[])
     elif x.rank > 2:
         extra = x.rank - 2

@@ -163,7 +163,7 @@ class GraphBuilder:
         """A constant input (`data`) of `name` (already made by fresh): its values, or where it
         is large a tensor of the weights file."""
         if tensor.numel() > INLINE_ELEMENTS:
-            self.weights[name] = tensor.detach()
+            self.weights[name] = tensor.detach().clone()  # the values now, as inline data is
             data = {"file": weights_file(self.name), "tensor": name}
         else:
             data = constant_data(tensor)

@@ -5,7 +5,7 @@ is written to a temporary name and renamed, so that it is whole or absent."""
 import json
 import os
 import struct
-import tempfile
+import secrets
 
 import torch
 
@@ -52,13 +52,14 @@ def write_whole(path, mode, fill):
     """Calls fill(f) on a temporary file beside `path` opened with `mode` and renames it to
     `path` (with the permissions a new file gets), so that `path` is whole or untouched."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fuserc_")
+    # Created as open() creates a file (0666 less the umask), under a name no one else has.
+    tmp = os.path.join(folder, f".fuserc_{os.getpid()}_{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)
         with os.fdopen(fd, mode) as f:
             fill(f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -46,6 +46,16 @@ class ResampleTest(unittest.TestCase):
         check(self, up, (torch.randn(2, 3, 4, 5),), {"x": {0: "B", 2: "H", 3: "W"}},
               [(torch.randn(1, 3, 6, 9),), (torch.randn(3, 3, 1, 2),)], TOL)
 
+    def test_scales_that_keep_a_size_and_f64(self):
+        """A linear dim whose size does not change is copied whatever the scale (1.04 over 20
+        gives 20); nearest computes from the scale (2.05 over 10 gives 20, not a plain 2x);
+        f64 interpolates with f64 weights."""
+        def up(x, y):
+            return (F.interpolate(x, scale_factor=1.04, mode="linear"),
+                    F.interpolate(y, scale_factor=2.05, mode="nearest"),
+                    F.interpolate(y.double(), size=(7, 5), mode="bilinear"))
+        check(self, up, (torch.randn(1, 2, 20), torch.randn(1, 2, 6, 10)), None, [], TOL)
+
     def test_linear_upsampling_of_bf16_rounds_once(self):
         """bf16 is interpolated in f32 and rounded once at the end (as PyTorch's CUDA kernel
         does; its CPU kernel rounds in between, up to an ulp away)."""
@@ -213,6 +223,10 @@ class AttentionTest(unittest.TestCase):
         pad[0, 4:] = True
         pad2 = torch.zeros(3, 5, dtype=torch.bool)
         pad2[1, 1:] = True
+        # A float mask: the fast path leaves out every non-zero entry (0.5 too), not adds it.
+        padf = torch.zeros(2, 6)
+        padf[0, 3], padf[1, 5] = 0.5, float("-inf")
+        check(self, m, (torch.randn(2, 6, 32), padf), None, [], TOL)
         check(self, m, (torch.randn(2, 6, 32), pad), {"x": {0: "B", 1: "S"},
                                                      "pad": {0: "B", 1: "S"}},
               [(torch.randn(3, 5, 32), pad2)], TOL)
