@@ -425,7 +425,8 @@ class Converter:
         """Records `result` as the new value of the tensor of node `base` (an in-place write);
         returns the node that stands for that tensor."""
         before = self.lookup(base)
-        if isinstance(before, Value) and before.view:
+        if isinstance(before, Value) and before.view and not self._view_written_alone(ctx.node,
+                                                                                      base):
             ctx.fail("updates a view of another tensor in place, which a fuserc graph "
                      "cannot express (update the whole tensor, or return the result)")
         root = self._root(base)
@@ -451,6 +452,41 @@ class Converter:
         self.current[root] = result
         return root
 
+    def _view_written_alone(self, node, view):
+        """Whether an in-place write by `node` into `view`, a view of an intermediate tensor
+        (nn.ReLU(inplace=True) after instance norm, which PyTorch 1.13 computes on a reshaped
+        copy and views back), can be the view's own new value: nothing reads the tensor it
+        views, or another view of it, after `node` (the write would show through them), and
+        that tensor is no input or buffer (whose update the graph would have to return)."""
+        order = self.order
+        at = order.get(node)
+        if at is None:
+            return False
+        cur = view
+        while True:
+            v = self.values.get(cur)
+            if not (isinstance(v, Value) and v.view):
+                return isinstance(cur, torch.fx.Node) and cur.op == "call_function" and \
+                    cur is not view
+            parent = cur.args[0] if cur.args and isinstance(cur.args[0], torch.fx.Node) \
+                else None
+            if parent is None:
+                return False
+            # Every other alias of parent, and what reads it, must come before the write.
+            stack = [u for u in parent.users if u is not cur]
+            seen = set()
+            while stack:
+                u = stack.pop()
+                if u in seen:
+                    continue
+                seen.add(u)
+                if order.get(u, at + 1) > at:
+                    return False
+                uv = self.values.get(u)
+                if isinstance(uv, Value) and uv.view:
+                    stack.extend(u.users)
+            cur = parent
+
     def describe(self, node, message):
         where = user_location(node)
         return (f"fuserc.export: {target_name(node)} ('{node.name}'): {message}" +
@@ -468,6 +504,7 @@ class Converter:
                 msg = ("the function runs different ops at other sizes of its symbols "
                        "(shape-dependent control flow), from here on")
                 raise ExportError(self.describe(node, msg) if node else "fuserc.export: " + msg)
+        self.order = {n: k for k, n in enumerate(A.nodes)}
         for trace in self.traces:
             for n in trace.nodes:
                 self.metas[n] = _meta(n)

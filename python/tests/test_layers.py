@@ -82,6 +82,36 @@ class ResampleTest(unittest.TestCase):
               [(torch.randn(1, 8, 3, 5), torch.rand(8))], TOL)
 
 
+class InstanceNormBlock(torch.nn.Module):
+    """CycleGAN's residual block: reflection padding, convolution, instance norm and
+    nn.ReLU(inplace=True), which writes into the view PyTorch 1.13's instance norm returns."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.block = torch.nn.Sequential(
+            torch.nn.ReflectionPad2d(1), torch.nn.Conv2d(c, c, 3),
+            torch.nn.InstanceNorm2d(c, affine=True), torch.nn.ReLU(True))
+
+    def forward(self, x):
+        return x + self.block(x)
+
+
+class InPlaceTest(unittest.TestCase):
+    def test_in_place_activation_on_a_view_of_an_intermediate(self):
+        torch.manual_seed(4)
+        check(self, InstanceNormBlock().eval(), (torch.randn(2, 4, 6, 6),),
+              {"x": {0: "B", 2: "H", 3: "W"}}, [(torch.randn(1, 4, 5, 9),)], TOL)
+
+    def test_refuses_a_write_into_a_view_whose_tensor_is_read_after(self):
+        def shows_through(x):
+            y = x * 2
+            y.view(2, -1).relu_()
+            return y + 1  # reads the write through y
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(shows_through, (torch.randn(2, 3),))
+        self.assertIn("updates a view of another tensor in place", str(e.exception))
+
+
 class UNetStep(torch.nn.Module):
     """One down and up step of the widely copied UNet (milesial's): the upsampled map padded by
     the difference of the two maps' extents, split in halves, then concatenated with the skip."""
