@@ -282,7 +282,21 @@ def _decompositions():
         "nan_to_num", "xlogy", "std", "std_mean", "glu", "silu_backward", "celu", "selu",
         "softshrink", "hardshrink", "rms_norm", "linalg_vector_norm", "norm", "repeat", "roll")
         if hasattr(aten, n)]
-    return get_decompositions(wanted)
+    table = dict(get_decompositions(wanted))
+    # Their in-place forms (nn.Hardswish(inplace=True) in every torchvision MobileNetV3
+    # block): the out-of-place decomposition copied into the tensor, where PyTorch has none.
+    for op, fn in list(table.items()):
+        packet = getattr(aten, op.overloadpacket.__name__ + "_", None)
+        inplace = getattr(packet, op._overloadname, None) if packet is not None else None
+        if inplace is not None and inplace not in table:
+            table[inplace] = _in_place(fn)
+    return table
+
+
+def _in_place(fn):
+    def decomposition(x, *args, **kwargs):
+        return x.copy_(fn(x, *args, **kwargs))
+    return decomposition
 
 
 def _wrap(fn):

@@ -102,6 +102,22 @@ class InPlaceTest(unittest.TestCase):
         check(self, InstanceNormBlock().eval(), (torch.randn(2, 4, 6, 6),),
               {"x": {0: "B", 2: "H", 3: "W"}}, [(torch.randn(1, 4, 5, 9),)], TOL)
 
+    def test_in_place_activations(self):
+        """Activations PyTorch traces through decompositions, in their in-place forms
+        (nn.Hardswish(inplace=True) in torchvision's MobileNetV3): each a decomposition
+        copied into its tensor."""
+        torch.manual_seed(5)
+        nn = torch.nn
+        acts = [nn.Hardswish(True), nn.Hardsigmoid(True), nn.ELU(inplace=True),
+                nn.CELU(inplace=True), nn.SELU(True), nn.Mish(True), nn.Threshold(0.1, 2.0, True),
+                nn.LeakyReLU(0.1, True), nn.ReLU6(True)]
+        layers = []
+        for a in acts:
+            layers += [nn.Conv2d(4, 4, 1), a]
+        m = nn.Sequential(*layers).eval()
+        check(self, m, (torch.randn(2, 4, 5, 5) * 3,), {"input": {0: "B"}},
+              [(torch.randn(1, 4, 5, 5) * 3,)], {"rtol": 1e-4, "atol": 1e-5})
+
     def test_refuses_a_write_into_a_view_whose_tensor_is_read_after(self):
         def shows_through(x):
             y = x * 2
