@@ -166,6 +166,24 @@ def _fit_count(ctx, x, shape):
                 ctx.conv.require(ctx, e, m, f"dimension {d} of a tensor viewed as "
                                  f"({', '.join(str(t.json()) for t in shape)})")
                 return Value(_slice(ctx, x, d, Extent(0), cut), x.dtype, shape_cut)
+    # Several dims split at once (Swin's [B, H, W, C] as [B, H//ws, ws, W//ws, ws, C]): each
+    # dim E whose E // m the target has is cut to m * (E // m).
+    cuts = {}
+    for d, e in enumerate(x.shape):
+        if e.is_constant:
+            continue
+        for m in divisors:
+            if e // m in shape:
+                cuts[d] = m
+                break
+    shape_cut = [cuts[d] * (e // cuts[d]) if d in cuts else e for d, e in enumerate(x.shape)]
+    if len(cuts) > 1 and product(shape_cut) == want:
+        for d, m in cuts.items():
+            ctx.conv.require(ctx, x.shape[d], m, f"dimension {d} of a tensor viewed as "
+                             f"({', '.join(str(t.json()) for t in shape)})")
+            x = Value(_slice(ctx, x, d, Extent(0), shape_cut[d]), x.dtype,
+                      x.shape[:d] + [shape_cut[d]] + x.shape[d + 1:])
+        return x
     return x  # fuserc's reshape says whether it can show that the counts are equal
 
 

@@ -10,7 +10,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ._graph import GraphBuilder, Size, Value
-from ._symbolic import Extent, resolve, resolve_product
+from ._symbolic import Extent, resolve, resolve_multiple, resolve_product
 from ._trace import ExportError, user_location
 
 _MISSING = object()
@@ -301,6 +301,7 @@ class Converter:
     def require(self, ctx, e, m, what):
         """Records that extent `e` must be a multiple of `m` at run time, which a graph cannot
         state (a view that splits a symbolic extent in pieces of m); `what` needs it."""
+        self.at_least(e, m)  # a positive multiple of m is at least m (so E // m is not 0)
         where = user_location(ctx.node).split(" in ")[0]
         entry = {"extent": e.text(), "multiple": int(m),
                  "what": f"{ctx.name}" + (f" at {where}" if where else "") + f": {what}"}
@@ -320,6 +321,13 @@ class Converter:
         e = resolve(list(raw), self.sizes, local + list(self.known.items()))
         if e is None and deep:
             e = resolve_product(list(raw), self.sizes, list(self.known.items()))
+        if e is None and deep:
+            hit = resolve_multiple(list(raw), self.sizes, list(self.known.items()))
+            if hit is not None:
+                unit, m = hit
+                e = unit // m
+                self.require(ctx, unit, m, f"{unit.text()} // {m} taken as an exact division "
+                             "(the function traces only where it is)")
         return None if e is None else self.learn(e)
 
     def extent(self, ctx, raw):

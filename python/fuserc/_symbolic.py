@@ -432,3 +432,22 @@ def resolve_product(observed, symbol_values, known, max_units=24):
     fits = {floordiv(e + r, m) for m in range(2, MAX_DIVISOR + 1) for e, values in units
             for r in range(m) if all((v + r) // m == o for v, o in zip(values, observed))}
     return fits.pop() if len(fits) == 1 else None
+
+
+def resolve_multiple(observed, symbol_values, known, max_units=24):
+    """A unit U (a symbol, or a known extent that is neither a constant nor a symbol) and m
+    (up to MAX_DIVISOR) with U a multiple of m in every trace and `observed` U / m: (U, m), the
+    first such; None when none fits. For a size resolve_product leaves open because several
+    (U + r) // m fit, as they all do where the function traces only at multiples (Swin's
+    `x.view(B, H // ws, ws, ...)`): the caller takes U // m and records that U is a multiple
+    of m, which the function needs anyway."""
+    observed = tuple(observed)
+    units = [(Extent(1, (s,)), tuple(sv[s] for sv in symbol_values))
+             for s in sorted(symbol_values[0])]
+    units += [(e, v) for e, v in known if not e.is_name and not e.is_constant][:max_units]
+    for m in range(2, MAX_DIVISOR + 1):
+        for e, values in units:
+            if all(v % m == 0 and v // m == o for v, o in zip(values, observed)):
+                return e, m
+    return None
+

@@ -82,6 +82,23 @@ class ResampleTest(unittest.TestCase):
               [(torch.randn(1, 8, 3, 5), torch.rand(8))], TOL)
 
 
+class SwinTest(unittest.TestCase):
+    def test_window_partition_over_a_symbolic_image(self):
+        """Swin's window_partition: [B, H, W, C] viewed as [B, H//4, 4, W//4, 4, C], which
+        traces only at multiples of 4, so H // 4 is taken as exact and the package checks
+        that H and W are multiples of 4 (the reverse view to [B, H, W, C] is still refused:
+        a graph cannot state that 4*(H//4) is H)."""
+        def partition(x):
+            b, h, w, c = x.shape
+            y = x.view(b, h // 4, 4, w // 4, 4, c).permute(0, 1, 3, 2, 4, 5).contiguous()
+            return y.view(-1, 4, 4, c) * 2
+        pkg = check(self, partition, (torch.randn(2, 8, 12, 3),),
+                    {"x": {0: "B", 1: "H", 2: "W"}}, [(torch.randn(1, 4, 16, 3),)], TOL)
+        with self.assertRaises(Exception) as e:
+            pkg(torch.randn(1, 6, 16, 3))
+        self.assertIn("H is 6, not a multiple of 4", str(e.exception))
+
+
 class InstanceNormBlock(torch.nn.Module):
     """CycleGAN's residual block: reflection padding, convolution, instance norm and
     nn.ReLU(inplace=True), which writes into the view PyTorch 1.13's instance norm returns."""
