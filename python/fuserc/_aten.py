@@ -9,6 +9,7 @@ import torch
 
 from . import (_aten_attention, _aten_nn, _aten_norm, _aten_products, _aten_resample,
                _aten_shape, _convert)
+from ._dtypes import HALF as _HALF
 from ._graph import Value, result_type
 from ._symbolic import Extent
 
@@ -39,7 +40,6 @@ _UNSUPPORTED_PRODUCTS = {"einsum", "_scaled_dot_product_flash_attention",
                          "mkldnn_convolution", "tensordot", "kron", "chain_matmul",
                          "linalg_multi_dot", "outer", "ger", "addr", "nll_loss_nd",
                          "nll_loss2d"}
-_HALF = (torch.float16, torch.bfloat16)
 _F32 = torch.float32
 
 

@@ -13,10 +13,10 @@ import torch
 
 from . import _convert
 from ._aten_shape import _cast, _fit_count, _reshape_shape
+from ._dtypes import HALF as _HALF
 from ._graph import Size, Value
 from ._symbolic import Extent, product, provably_nonnegative
 
-_HALF = (torch.float16, torch.bfloat16)
 _F32 = torch.float32
 
 

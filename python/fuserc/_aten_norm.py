@@ -4,10 +4,10 @@ and the encoder layer's fast path (_aten_attention.py): var_mean over the last d
 import torch
 
 from ._aten_shape import _cast
+from ._dtypes import HALF as _HALF
 from ._graph import Value
 from ._symbolic import Extent
 
-_HALF = (torch.float16, torch.bfloat16)
 
 
 def layer_norm(ctx, x, n, w, b, eps):

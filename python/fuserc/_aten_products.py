@@ -8,10 +8,10 @@ import torch
 
 from . import _convert
 from ._aten_shape import _cast, _index_select
+from ._dtypes import HALF as _HALF
 from ._graph import Value
 from ._symbolic import Extent
 
-_HALF = (torch.float16, torch.bfloat16)
 _F32 = torch.float32
 
 

@@ -9,10 +9,10 @@ None for other ops."""
 import torch
 
 from ._aten_shape import _cast, _fit_count, _reshape_shape
+from ._dtypes import HALF as _HALF
 from ._graph import Size, Value
 from ._symbolic import Extent
 
-_HALF = (torch.float16, torch.bfloat16)
 _F32 = torch.float32
 _I64 = torch.int64
 

@@ -7,6 +7,7 @@ TORCH_OF = {
 }
 NAME_OF = {v: k for k, v in TORCH_OF.items()}
 FLOATS = ("f16", "bf16", "f32", "f64")
+HALF = (torch.float16, torch.bfloat16)  # computed in f32 by the converter's ops, rounded at the end
 INTEGERS = ("i32", "i64")
 
 

@@ -403,6 +403,15 @@ def resolve(observed, symbol_values, known=()):
     return None
 
 
+def _units(symbol_values, known, max_units):
+    """The symbols and the first `max_units` known extents that are neither constants nor
+    symbols, each with its values in the traces: what resolve_product and resolve_multiple
+    build sizes from."""
+    units = [(Extent(1, (s,)), tuple(sv[s] for sv in symbol_values))
+             for s in sorted(symbol_values[0])]
+    return units + [(e, v) for e, v in known if not e.is_name][:max_units]
+
+
 def resolve_product(observed, symbol_values, known, max_units=24):
     """Like resolve, for a value that is `c * U1 * U2 ...` (up to MAX_FACTORS units), `U + d`,
     or the one `(U + r) // m` (m up to MAX_DIVISOR) that fits, where the units are the symbols
@@ -410,9 +419,7 @@ def resolve_product(observed, symbol_values, known, max_units=24):
     them): the flattened extent of a result whose extents are floor divisions, or a size the
     function computes as `n // 2`. None when none fits."""
     observed = tuple(observed)
-    units = [(Extent(1, (s,)), tuple(sv[s] for sv in symbol_values))
-             for s in sorted(symbol_values[0])]
-    units += [(e, v) for e, v in known if not e.is_name][:max_units]
+    units = _units(symbol_values, known, max_units)
     for k in range(1, MAX_FACTORS + 1):
         for combo in combinations_with_replacement(range(len(units)), k):
             ms = [1] * len(observed)
@@ -442,9 +449,7 @@ def resolve_multiple(observed, symbol_values, known, max_units=24):
     `x.view(B, H // ws, ws, ...)`): the caller takes U // m and records that U is a multiple
     of m, which the function needs anyway."""
     observed = tuple(observed)
-    units = [(Extent(1, (s,)), tuple(sv[s] for sv in symbol_values))
-             for s in sorted(symbol_values[0])]
-    units += [(e, v) for e, v in known if not e.is_name and not e.is_constant][:max_units]
+    units = _units(symbol_values, known, max_units)
     for m in range(2, MAX_DIVISOR + 1):
         for e, values in units:
             if all(v % m == 0 and v // m == o for v, o in zip(values, observed)):
