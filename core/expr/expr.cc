@@ -840,11 +840,11 @@ Expr floordiv_uncached(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
     }
-    if (b.op() == ExprOp::Add && b.lo() > 0 && !(a.lo() >= 0 && provably_less(a, b)))
-      if (auto qr = split_divisible_by_sum(a, b)) return qr->first + floordiv(qr->second, b);
     // a in [0, b): 0. Also where b may be 0: then no value of a is in range (a is, e.g., an
     // index of extent b), so the expression is never evaluated.
     if (a.lo() >= 0 && b.lo() >= 0 && provably_less(a, b)) return Expr(0);
+    if (b.op() == ExprOp::Add && b.lo() > 0)
+      if (auto qr = split_divisible_by_sum(a, b)) return qr->first + floordiv(qr->second, b);
     if (a.op() == ExprOp::FloorDiv && a.args()[1].lo() > 0 && b.lo() > 0)
       return floordiv(a.args()[0], a.args()[1] * b);
   }
@@ -904,15 +904,15 @@ Expr mod_uncached(const Expr& a, const Expr& b) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return mod(from_poly(rest), b);
     }
+    if (b.lo() >= 0 && a.lo() >= 0 && provably_less(a, b)) return a;  // as in floordiv
     // The rest may be negative (S by S + 1 leaves -1): where its quotient is a number k, the
     // remainder is rest - k * b (S), not an opaque remainder of a negative number.
-    if (b.op() == ExprOp::Add && b.lo() > 0 && !(a.lo() >= 0 && provably_less(a, b)))
+    if (b.op() == ExprOp::Add && b.lo() > 0)
       if (auto qr = split_divisible_by_sum(a, b)) {
         Expr k = floordiv(qr->second, b);
         if (k.lo() == k.hi()) return qr->second - Expr(k.lo()) * b;
         return mod(qr->second, b);
       }
-    if (b.lo() >= 0 && a.lo() >= 0 && provably_less(a, b)) return a;  // as in floordiv
     if (b.lo() > 0) {
       int64_t hi = b.hi() == kPosInf ? kPosInf : b.hi() - 1;
       if (a.lo() >= 0) hi = std::min(hi, a.hi());
