@@ -12,7 +12,7 @@ import torch
 
 from . import _convert
 from ._aten_norm import layer_norm
-from ._aten_products import _tf32
+from ._aten_products import _operands, _tf32
 from ._aten_shape import _cast, _reshape_shape
 from ._graph import Value
 from ._symbolic import Extent
@@ -42,6 +42,7 @@ def _columns(ctx, t, k, e):
 def _linear(ctx, x, w, b, out):
     shape = list(x.shape[:-1]) + [out if isinstance(out, Extent) else Extent(out)]
     args = [x, w] + ([b] if isinstance(b, Value) else [])
+    _operands(ctx, *args)  # the exporter's one-line refusal, as for a traced linear
     return ctx.tmp("linear", args, x.dtype, shape, allow_tf32=_tf32(x.dtype))
 
 

@@ -1,5 +1,6 @@
 """Owns `fuserc.export` (a PyTorch function to a fusion graph) and `fuserc.compile` (that graph,
 or one given, to a package, loaded and ready to call)."""
+import copy
 import json
 import os
 import re
@@ -122,11 +123,32 @@ def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None
     return _export(fn, example_inputs, dynamic, name, ranges, tracer, constants)[0]
 
 
+def _data_files_from_cwd(graph):
+    """`graph` with each constant's weights file made absolute: a dict has no folder of its own,
+    so a relative `data.file` is relative to the current directory (the contract reads it
+    relative to the graph file's folder, which is a temporary one here)."""
+    def absolute(i):
+        data = i.get("data") if isinstance(i, dict) else None
+        if not (isinstance(data, dict) and isinstance(data.get("file"), str) and data["file"]
+                and not os.path.isabs(data["file"])):
+            return i
+        return dict(i, data=dict(data, file=os.path.abspath(data["file"])))
+    if not isinstance(graph.get("inputs"), list):
+        return graph
+    inputs = [absolute(i) for i in graph["inputs"]]
+    if all(a is b for a, b in zip(inputs, graph["inputs"])):
+        return graph
+    out = copy.copy(graph)  # an ExportedGraph keeps its type and what it carries
+    dict.__setitem__(out, "inputs", inputs)
+    return out
+
+
 def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=None, arch=None,
             output=None, tracer=None, jobs=None, constants=None):
     """Compiles a function (exported first, as by fuserc.export) or a graph (a dict, or the path
     of a JSON file) with the `fuserc` executable and loads the package. `arch`: architectures,
-    e.g. ["sm_80", "sm_90"] (the compiler's default otherwise); `output`: where the package is
+    e.g. ["sm_80", "sm_90"] (the compiler's default otherwise); a dict's constants that name a
+    weights file by a relative path are read relative to the current directory; `output`: where the package is
     written (default: a temporary directory kept for the process). A package compiled from a
     function returns what the function returns (inputs it updates in place are updated). One
     compiled from an nn.Module passes the module's current parameters itself: `pkg(x)`."""
@@ -134,7 +156,7 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
     module = None
     source = None  # a graph file compiled where it lies (its weights file beside it)
     if isinstance(fn_or_graph, dict):
-        graph = fn_or_graph
+        graph = _data_files_from_cwd(fn_or_graph)
     elif isinstance(fn_or_graph, (str, os.PathLike)):
         source = os.fspath(fn_or_graph)
         with open(source) as f:

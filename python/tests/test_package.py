@@ -323,6 +323,18 @@ class ModuleTest(unittest.TestCase):
         # The CLI compiles the file where it lies; the package holds the weights' values.
         pkg = fuserc.compile(path, arch=["sm_80"])
         torch.testing.assert_close(pkg(x), want, rtol=1e-5, atol=1e-5)
+        # The same graph as a plain dict: its weights file is read from the current directory.
+        with open(path) as f:
+            doc = json.load(f)
+        cwd = os.getcwd()
+        try:
+            os.chdir(work)
+            pkg = fuserc.compile(doc, arch=["sm_80"])
+        finally:
+            os.chdir(cwd)
+        torch.testing.assert_close(pkg(x), want, rtol=1e-5, atol=1e-5)
+        table = [i["data"] for i in doc["inputs"] if i["name"] == "table"]
+        self.assertEqual(table, [{"file": "frozen.safetensors", "tensor": "table"}])  # unedited
 
     def test_names_of_nested_and_tied_parameters(self):
         class Attn(torch.nn.Module):
