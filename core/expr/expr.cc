@@ -358,6 +358,50 @@ bool fold_div_mod_pair(std::vector<Term>& terms, int64_t& constant) {
   return false;
 }
 
+// The identity k*(x % c) - k*x == -k*c*(x // c) (c a positive constant): a sum that holds a
+// remainder and its argument negated is a multiple of c. A pad to the next multiple,
+// H + (-H) % 4 (torchvision's Swin pads each image to whole windows), is then -4*((-H) // 4),
+// which 4 divides, so its windows view back to the padded image. Finds one such group in
+// `terms` and replaces it; returns false when there is none.
+Poly scale(Poly p, int64_t c);
+
+bool fold_mod_with_its_argument(std::vector<Term>& terms, int64_t& constant) {
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Term& t = terms[i];
+    if (t.factors.size() != 1 || t.factors[0].op() != ExprOp::Mod) continue;
+    const Expr& x = t.factors[0].args()[0];
+    const Expr& c = t.factors[0].args()[1];
+    if (!c.is_const() || c.value() <= 0) continue;
+    const int64_t k = t.coef;
+    const Poly px = to_poly(x);
+    if (px.terms.empty()) continue;
+    std::vector<Term> wanted;
+    int64_t kc = 0, kx = 0;
+    bool ok = !__builtin_mul_overflow(k, c.value(), &kc) &&
+              !__builtin_mul_overflow(k, px.constant, &kx);
+    for (const auto& xt : px.terms) {
+      Term w{xt.factors, 0};
+      ok = ok && !__builtin_mul_overflow(-k, xt.coef, &w.coef);
+      wanted.push_back(std::move(w));
+    }
+    if (!ok) continue;
+    auto found = find_terms(terms, wanted, i);
+    if (!found) continue;
+    int64_t new_constant;
+    if (__builtin_add_overflow(constant, kx, &new_constant) || kc == kNegInf) continue;
+    std::vector<Term> out;
+    for (size_t j = 0; j < terms.size(); ++j)
+      if (j != i && std::find(found->begin(), found->end(), j) == found->end())
+        out.push_back(terms[j]);
+    const Poly q = scale(to_poly(floordiv(x, c)), -kc);
+    for (const auto& qt : q.terms) out.push_back(qt);
+    constant = checked_add(new_constant, q.constant);
+    terms = merge_like_terms(std::move(out));
+    return true;
+  }
+  return false;
+}
+
 // Tighter bounds for a sum that holds a*X + b*(X // c) (c a positive constant, X any
 // polynomial with finite bounds): with r = X mod c in [0, c), the pair is exactly
 // ((a*c + b)*X - b*r) / c, bounded at the ends of X and r. Summing the two terms' intervals
@@ -425,7 +469,7 @@ void refine_floordiv_pair_bounds(const std::vector<Term>& terms, int64_t constan
 
 Expr from_poly(Poly p) {
   std::vector<Term> merged = merge_like_terms(std::move(p.terms));
-  while (fold_div_mod_pair(merged, p.constant)) {
+  while (fold_div_mod_pair(merged, p.constant) || fold_mod_with_its_argument(merged, p.constant)) {
   }
   std::vector<Expr> terms;
   for (const auto& t : merged)

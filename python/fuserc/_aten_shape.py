@@ -118,6 +118,73 @@ def _index_select(ctx, x, dim, idx, out_shape):
 
 
 
+def _view_groups(ins, outs):
+    """The dims of a view as groups (input dims, output dims) whose element counts agree, as
+    PyTorch's view pairs them (`ins`, `outs`: the sizes in one trace); None where sizes of 0
+    or a rank mismatch leave them unpaired."""
+    if 0 in ins or 0 in outs:
+        return None
+    groups, i, j = [], 0, 0
+    while i < len(ins) or j < len(outs):
+        gi, gj = [], []
+        pin = pout = 1
+        while True:
+            if pin <= pout and i < len(ins) and (pin < pout or not gi):
+                pin *= ins[i]
+                gi.append(i)
+                i += 1
+            elif j < len(outs) and (pout < pin or not gj):
+                pout *= outs[j]
+                gj.append(j)
+                j += 1
+            else:
+                break
+            if pin == pout and gi and gj:
+                break
+        if pin != pout:
+            return None
+        groups.append((gi, gj))
+    return groups
+
+
+def _structural_view(ctx, x, raw):
+    """The target extents of a view of x that follow from x's extents, per output dim (None
+    where they do not): in a group of dims whose counts agree in every trace, the one output
+    dim whose size changes with the symbols is the group's input extents' product over the
+    other output dims' (constant) sizes. [B, H', W', C] viewed as [B, H'//4, 4, W'//4, 4, C]
+    is then H'//4 and W'//4 by construction, where fitting each size to the traces' values
+    alone may find another extent that agrees by chance (W'//4 = H'//4 + 1 at three sizes)."""
+    sizes = ctx.conv.sizes
+    ins = [[e.evaluate(sv) for e in x.shape] for sv in sizes]
+    groups = _view_groups(ins[0], list(raw[0]))
+    if groups is None:
+        return [None] * len(raw[0])
+    out = [None] * len(raw[0])
+    for gi, gj in groups:
+        for t in range(1, len(sizes)):
+            a = b = 1
+            for i in gi:
+                a *= ins[t][i]
+            for j in gj:
+                b *= raw[t][j]
+            if a != b:
+                return [None] * len(raw[0])
+        varying = [j for j in gj if any(r[j] != raw[0][j] for r in raw)]
+        if len(varying) != 1:
+            continue
+        k = varying[0]
+        rest = 1
+        for j in gj:
+            if j != k:
+                rest *= raw[0][j]
+        e = product(x.shape[i] for i in gi)
+        if rest != 1:
+            e = e // rest
+        if all(e.evaluate(sv) == r[k] for sv, r in zip(sizes, raw)):
+            out[k] = e
+    return out
+
+
 def _view_shape(ctx, x):
     """The target shape of a view or reshape of x. Each extent is resolved from the traces;
     the one the caller wrote as -1 (or the one no known extent fits) is the element count of x
@@ -129,8 +196,11 @@ def _view_shape(ctx, x):
     rank = len(raw[0])
     target = ctx.node.args[1] if len(ctx.node.args) > 1 else None
     target = list(target) if isinstance(target, (list, tuple)) else []
-    out = [None] * rank
+    out = _structural_view(ctx, x, raw)
     for k in range(rank):
+        if out[k] is not None:
+            ctx.conv.learn(out[k])
+            continue
         if k < len(target) and len(target) == rank and target[k] == -1:
             continue
         out[k] = ctx.conv.try_extent(ctx, [r[k] for r in raw], deep=False)
@@ -172,7 +242,10 @@ def _fit_count(ctx, x, shape):
     for d, e in enumerate(x.shape):
         if e.is_constant:
             continue
-        for m in divisors:
+        # A dim that is itself a quotient splits by what is left: windows of 7 over H // 4
+        # are H // 28 in the target.
+        own = sorted({m // k for m in divisors for k in e.denominators() if m % k == 0} - {1})
+        for m in divisors + [m for m in own if m not in divisors]:
             if e // m in shape:
                 cuts[d] = m
                 break

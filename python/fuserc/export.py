@@ -2,6 +2,7 @@
 or one given, to a package, loaded and ready to call)."""
 import copy
 import json
+import math
 import os
 import re
 import subprocess
@@ -90,10 +91,26 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     if tracer not in ("export", "make_fx"):
         raise ValueError(f"fuserc.export: tracer must be 'export' or 'make_fx', not {tracer!r}")
     traces, sizes = trace(traced, inputs, dynamic, tracer, what, ranges)
-    conv = Converter(traces, sizes, inputs, name, ranges, convert_node,
-                     module.constant_names if module else None,
-                     module.buffer_ids if module else None)
-    graph, returns = conv.run()
+    def convert(sizes, ranges):
+        conv = Converter(traces, sizes, inputs, name, ranges, convert_node,
+                         module.constant_names if module else None,
+                         module.buffer_ids if module else None)
+        return conv, conv.run()
+    conv, (graph, returns) = convert(sizes, ranges)
+    # A symbol the function needs to be a multiple of m (a view into windows of m, traced only
+    # at multiples) is m times a symbol of its own: the graph's extents are then exact (the
+    # windows view back to [B, H, W, C]) and fuserc checks the multiple when it binds.
+    multiples = {}
+    for _ in range(3):
+        more = {s: m for s, m in _symbol_multiples(conv.requirements, multiples).items()
+                if all(sv.get(s, 1) % m == 0 for sv in sizes)}
+        if not more:
+            break
+        multiples.update(more)
+        try:
+            conv, (graph, returns) = convert(*_in_units(sizes, ranges, multiples))
+        except ExportError:
+            break  # the graph in the user's symbols (with `requires`) stands
     embedded = {i["name"] for i in graph["inputs"] if "data" in i}
     known = module.constants if module else {}
     graph = ExportedGraph(
@@ -103,6 +120,46 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         conv.requirements, conv.extents,
         {n: t for n, t in conv.g.weights.items() if n in embedded})
     return graph, returns
+
+
+def _unit_name(symbol, m):
+    return f"{symbol}_over_{m}"
+
+
+def _symbol_multiples(requirements, multiples):
+    """From `requirements` (a Converter's), the user's symbols that must be multiples of a
+    number, beyond `multiples` (symbol -> m, those already in units of m): symbol -> m."""
+    back = {_unit_name(s, m): (s, m) for s, m in multiples.items()}
+    more = {}
+    for r in requirements:
+        # S, or S // a (Swin's windows of 7 over a patch grid of H // 4: H a multiple of 28).
+        hit = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?://([0-9]+))?", r["extent"])
+        if not hit:
+            continue
+        s, unit = back.get(hit[1], (hit[1], 1))
+        a = int(hit[2] or 1)
+        m = math.lcm(multiples.get(s, 1), more.get(s, 1), unit * a * int(r["multiple"]))
+        if m != multiples.get(s, 1):
+            more[s] = m
+    return more
+
+
+def _in_units(sizes, ranges, multiples):
+    """The traces' symbol values and the ranges with each symbol s of `multiples` replaced by
+    its units, s // m (named _unit_name(s, m))."""
+    new_sizes = []
+    for sv in sizes:
+        sv = dict(sv)
+        for s, m in multiples.items():
+            sv[_unit_name(s, m)] = sv.pop(s) // m
+        new_sizes.append(sv)
+    new_ranges = dict(ranges or {})
+    for s, m in multiples.items():
+        lo, hi = new_ranges.pop(s, (None, None))
+        if lo is not None or hi is not None:
+            new_ranges[_unit_name(s, m)] = (None if lo is None else max(1, -(-int(lo) // m)),
+                                            None if hi is None else int(hi) // m)
+    return new_sizes, new_ranges or ranges
 
 
 def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None,

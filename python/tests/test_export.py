@@ -352,23 +352,44 @@ class FloorDivisionTest(unittest.TestCase):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, msg=f"{b}x3x{h}x{w}")
 
     def test_view_in_pairs(self):
-        """x.view(B, -1, 2) of [B, N]: [B, N//2, 2], from x[:, :2*(N//2)] (all of x at the
-        even N that PyTorch's view takes; the package refuses an odd N)."""
+        """x.view(B, -1, 2) of [B, N]: PyTorch's view takes even N only, so N is 2 units
+        (N_over_2): x is [B, 2*N_over_2], the view [B, N_over_2, 2], and fuserc itself refuses
+        an odd N when it binds the package (from C too, not only from Python)."""
         dynamic = {"x": {0: "B", 1: "N"}}
         graph = fuserc.export(pairs, (torch.randn(3, 8),), dynamic=dynamic)
-        sliced = next(op for op in graph["ops"] if op["op"] == "slice")
-        self.assertEqual(sliced["ends"], ["B", "2*(N//2)"])
+        self.assertEqual(graph["inputs"][0]["shape"], ["B", "2*N_over_2"])
+        self.assertEqual(graph["symbols"]["N_over_2"], {"hint": 4})
+        self.assertFalse(any(op["op"] == "slice" for op in graph["ops"]))
         reshape = next(op for op in graph["ops"] if op["op"] == "reshape")
-        self.assertEqual(graph.extents[reshape["out"]], ["B", "N//2", 2])
-        self.assertEqual([(r["extent"], r["multiple"]) for r in graph.requires], [("N", 2)])
-        checked_extents(self, graph, [{"B": 2, "N": n} for n in (2, 8, 14)])
+        self.assertEqual(graph.extents[reshape["out"]], ["B", "N_over_2", 2])
+        self.assertEqual(graph.requires, [])
+        checked_extents(self, graph, [{"B": 2, "N_over_2": n} for n in (1, 4, 7)])
         pkg = fuserc.compile(pairs, (torch.randn(3, 8),), dynamic=dynamic, arch=["sm_80"])
         for b, n in ((3, 8), (2, 14), (1, 2)):
             x = torch.randn(b, n)
             torch.testing.assert_close(pkg(x), pairs(x), msg=f"B={b}, N={n}")
-        with self.assertRaisesRegex(ValueError, r"N is 9, not a multiple of 2 \(aten\.view"
-                                    r"\.default at .*test_export\.py:\d+"):
+        with self.assertRaisesRegex(fuserc.FusercError, r"input 'x' dimension 1 is 9, but the "
+                                    r"graph says N_over_2 \* 2, which no integer N_over_2 "
+                                    r"makes 9"):
             pkg(torch.randn(2, 9))
+
+    def test_a_multiple_that_is_not_one_symbol_is_checked_by_the_package(self):
+        """[B, S+1] viewed in pairs needs S+1 even, which no unit of one symbol states: the
+        graph's `requires` records it and the Package refuses S = 8 naming the view."""
+        def tok_pairs(x):
+            y = torch.cat([x, x[:, :1]], 1)
+            return y.view(y.shape[0], -1, 2).sum(-1)
+        dynamic = {"x": {0: "B", 1: "S"}}
+        graph = fuserc.export(tok_pairs, (torch.randn(3, 7),), dynamic=dynamic)
+        self.assertEqual(graph["inputs"][0]["shape"], ["B", "S"])
+        self.assertEqual([(r["extent"], r["multiple"]) for r in graph.requires], [("S+1", 2)])
+        pkg = fuserc.compile(tok_pairs, (torch.randn(3, 7),), dynamic=dynamic, arch=["sm_80"])
+        for s in (7, 3, 1):
+            x = torch.randn(2, s)
+            torch.testing.assert_close(pkg(x), tok_pairs(x), msg=f"S={s}")
+        with self.assertRaisesRegex(ValueError, r"S\+1 is 9, not a multiple of 2 \(aten\.view"
+                                    r"\.default at .*test_export\.py:\d+"):
+            pkg(torch.randn(2, 8))
 
     def test_chunk_strided_slice_and_pad_of_a_symbolic_dim(self):
         """torch.chunk in two of any N: (N+1)//2 and N//2 elements; x[:, 1::2]: N//2;
@@ -386,16 +407,16 @@ class FloorDivisionTest(unittest.TestCase):
             x = torch.randn(3, n)
             for k, (got, want) in enumerate(zip(pkg(x), halves(x))):
                 torch.testing.assert_close(got, want, msg=f"output {k} at N={n}")
-        # Halves multiplied together: the function traces at even sizes only, so the halves
-        # are [0, N//2) and [N//2, 2*(N//2)), one extent to fuserc.
+        # Halves multiplied together: the function traces at even sizes only, so N is two
+        # halves of N_over_2, one extent to fuserc.
         graph = fuserc.export(glu, (torch.randn(3, 8),), dynamic=dynamic)
-        self.assertEqual(graph.extents["mul"], [3, "N//2"])
-        self.assertEqual([(r["extent"], r["multiple"]) for r in graph.requires], [("N", 2)])
+        self.assertEqual(graph.extents["mul"], [3, "N_over_2"])
+        self.assertEqual(graph.requires, [])
         pkg = fuserc.compile(glu, (torch.randn(3, 8),), dynamic=dynamic, arch=["sm_80"])
         for n in (8, 6, 2):
             x = torch.randn(3, n)
             torch.testing.assert_close(pkg(x), glu(x), msg=f"N={n}")
-        with self.assertRaisesRegex(ValueError, "N is 5, not a multiple of 2"):
+        with self.assertRaisesRegex(fuserc.FusercError, "no integer N_over_2 makes 5"):
             pkg(torch.randn(3, 5))
 
     def test_refuses_boolean_mask_indexing(self):

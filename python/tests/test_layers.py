@@ -82,21 +82,96 @@ class ResampleTest(unittest.TestCase):
               [(torch.randn(1, 8, 3, 5), torch.rand(8))], TOL)
 
 
+def window_partition(x, ws):  # Swin's (timm, torchvision)
+    b, h, w, c = x.shape
+    x = x.view(b, h // ws, ws, w // ws, ws, c)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, ws, ws, c)
+
+
+def window_reverse(windows, ws, h, w):
+    c = windows.shape[-1]
+    x = windows.view(-1, h // ws, w // ws, ws, ws, c)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, h, w, c)
+
+
+class SwinWindows(torch.nn.Module):
+    """A Swin block's window round trip (timm's V1: the image a multiple of the window), with
+    the cyclic shift of the odd blocks; or torchvision's, which pads the image to whole windows
+    and crops it back."""
+
+    def __init__(self, c=16, ws=4, shift=0, pad=False):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(c)
+        self.fc = torch.nn.Linear(c, c)
+        self.ws, self.shift, self.pad = ws, shift, pad
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        ws = self.ws
+        y = self.norm(x)
+        if self.pad:
+            y = F.pad(y, (0, 0, 0, (ws - w % ws) % ws, 0, (ws - h % ws) % ws))
+        hp, wp = y.shape[1], y.shape[2]
+        if self.shift:
+            y = torch.roll(y, shifts=(-self.shift, -self.shift), dims=(1, 2))
+        y = self.fc(window_partition(y, ws).view(-1, ws * ws, c)).view(-1, ws, ws, c)
+        y = window_reverse(y, ws, hp, wp)
+        if self.shift:
+            y = torch.roll(y, shifts=(self.shift, self.shift), dims=(1, 2))
+        return x + y[:, :h, :w, :]
+
+
 class SwinTest(unittest.TestCase):
     def test_window_partition_over_a_symbolic_image(self):
-        """Swin's window_partition: [B, H, W, C] viewed as [B, H//4, 4, W//4, 4, C], which
-        traces only at multiples of 4, so H // 4 is taken as exact and the package checks
-        that H and W are multiples of 4 (the reverse view to [B, H, W, C] is still refused:
-        a graph cannot state that 4*(H//4) is H)."""
-        def partition(x):
-            b, h, w, c = x.shape
-            y = x.view(b, h // 4, 4, w // 4, 4, c).permute(0, 1, 3, 2, 4, 5).contiguous()
-            return y.view(-1, 4, 4, c) * 2
-        pkg = check(self, partition, (torch.randn(2, 8, 12, 3),),
-                    {"x": {0: "B", 1: "H", 2: "W"}}, [(torch.randn(1, 4, 16, 3),)], TOL)
-        with self.assertRaises(Exception) as e:
-            pkg(torch.randn(1, 6, 16, 3))
-        self.assertIn("H is 6, not a multiple of 4", str(e.exception))
+        """Swin's window_partition: [B, H, W, C] viewed as [B, H//4, 4, W//4, 4, C] traces only
+        at multiples of 4, so H is 4 units (H_over_4): the windows view back to the image, and
+        fuserc refuses an H that is not a multiple of 4 when it binds."""
+        dynamic = {"x": {0: "B", 1: "H", 2: "W"}}
+        for shift in (0, 2):
+            torch.manual_seed(shift)
+            m = SwinWindows(shift=shift).eval()
+            pkg = check(self, m, (torch.randn(2, 8, 12, 16),), dynamic,
+                        [(torch.randn(1, 4, 16, 16),), (torch.randn(3, 12, 4, 16),)], TOL)
+            self.assertEqual(pkg.inputs[0].shape, ["B", "H_over_4 * 4", "W_over_4 * 4", 16])
+        with self.assertRaisesRegex(fuserc.FusercError, "no integer H_over_4 makes 6"):
+            pkg(torch.randn(1, 6, 16, 16))
+
+    def test_windows_of_an_image_padded_to_whole_windows(self):
+        """torchvision's Swin pads the image by (4 - H % 4) % 4 to whole windows: the padded
+        extent H + (-H) % 4 is a multiple of 4 that fuserc proves, so any H works, and the
+        padded windows' counts are not mistaken for another dim's (at the traced sizes W's
+        count was H's plus one)."""
+        torch.manual_seed(3)
+        m = SwinWindows(pad=True).eval()
+        check(self, m, (torch.randn(2, 10, 13, 16),), {"x": {0: "B", 1: "H", 2: "W"}},
+              [(torch.randn(1, 8, 8, 16),), (torch.randn(3, 5, 17, 16),),
+               (torch.randn(1, 1, 1, 16),)], TOL)
+
+
+class SwinStem(torch.nn.Module):
+    """Swin's patch embedding (4x4, stride 4) then windows of 7 over the H // 4 x W // 4 grid."""
+
+    def __init__(self, c=16, ws=7):
+        super().__init__()
+        self.pe = torch.nn.Conv2d(3, c, 4, 4)
+        self.fc = torch.nn.Linear(c, c)
+        self.ws = ws
+
+    def forward(self, img):
+        x = self.pe(img).permute(0, 2, 3, 1)
+        b, h, w, c = x.shape
+        y = self.fc(window_partition(x, self.ws).view(-1, self.ws * self.ws, c))
+        return x + window_reverse(y.view(-1, self.ws, self.ws, c), self.ws, h, w)
+
+
+class SwinStemTest(unittest.TestCase):
+    def test_windows_over_the_patch_grid(self):
+        """Windows of 7 over H // 4 trace only where H is a multiple of 28: H is 28 units."""
+        torch.manual_seed(4)
+        m = SwinStem().eval()
+        pkg = check(self, m, (torch.randn(2, 3, 56, 84),), {"img": {0: "B", 2: "H", 3: "W"}},
+                    [(torch.randn(1, 3, 28, 112),)], TOL)
+        self.assertEqual(pkg.inputs[0].shape, ["B", 3, "H_over_28 * 28", "W_over_28 * 28"])
 
 
 class InstanceNormBlock(torch.nn.Module):

@@ -458,3 +458,27 @@ TEST_CASE("a row-major index over an extent that is a sum divides back into its 
         REQUIRE(eval_with(ceildiv(odd, S + 1), v) == (x + s) / (s + 1));
       }
 }
+
+TEST_CASE("a sum with a remainder and its argument negated is a multiple of the divisor",
+          "[expr]") {
+  // torchvision's Swin pads an image of H rows by (4 - H % 4) % 4 to whole windows: the padded
+  // extent H + (-H) % 4 must divide by 4 (the windows view back to the padded image), and
+  // H - H % 4 is 4 * (H / 4).
+  const Expr H = Expr::symbol("H", 1, 4096), W = Expr::symbol("W", 0, 4096);
+  const Expr padded = H + mod(-H, Expr(4));
+  CHECK(mod(padded, Expr(4)) == Expr(0));
+  CHECK(floordiv(padded, Expr(4)) * 4 == padded);
+  CHECK(H - mod(H, Expr(4)) == floordiv(H, Expr(4)) * 4);
+  // Over a sum, with a coefficient and a constant: 2 * (H + W + 3 + (-(H + W + 3)) % 7).
+  const Expr x = H + W + 3;
+  const Expr scaled = x * 2 + mod(-x, Expr(7)) * 2;
+  CHECK(mod(scaled, Expr(14)) == Expr(0));
+  for (int64_t h : {1, 2, 3, 4, 5, 13, 4096})
+    for (int64_t w : {0, 1, 6, 7}) {
+      std::map<std::string, int64_t> v = {{"H", h}, {"W", w}};
+      INFO("H=" << h << " W=" << w);
+      REQUIRE(eval_with(padded, v) == h + ((4 - h % 4) % 4));
+      REQUIRE(eval_with(scaled, v) == 2 * (h + w + 3 + (7 - (h + w + 3) % 7) % 7));
+      REQUIRE(eval_with(H - mod(H, Expr(4)), v) == h - h % 4);
+    }
+}
