@@ -275,7 +275,14 @@ int ElementGraph::elementwise(const Op& op, const Value& out, const std::vector<
   if (info.dtype_rule == DtypeRule::Cast) {
     const Operand& a = op.args[0];
     int x = a.is_literal() ? operand_literal(a.literal, a.literal.dtype()) : arg_nodes[0];
-    if (nodes_[x].dtype == out.dtype) return x;
+    // A cast to the dtype x already has is x, but for an f16/bf16 value that arithmetic made:
+    // it is carried in f32 and the cast is its rounding (only a load or a conversion is
+    // already rounded).
+    const ENode& xn = nodes_[x];
+    bool half = out.dtype == DType::F16 || out.dtype == DType::BF16;
+    if (xn.dtype == out.dtype &&
+        (!half || xn.kind == ENode::Kind::Load || xn.kind == ENode::Kind::Convert))
+      return x;
     ENode n;
     n.kind = ENode::Kind::Convert;
     n.dtype = out.dtype;

@@ -1,4 +1,5 @@
-// The cast-folding pass: a cast to the dtype its operand already has is removed, and a cast of a
+// The cast-folding pass: a cast to the dtype its operand already has is removed (but for an f16 or
+// bf16 result of arithmetic, which the cast rounds), and a cast of a
 // cast that lost nothing (bf16 to f32, i32 to i64, bool to anything, ...) casts the original
 // value directly, so that bf16 -> f32 -> bf16 is no op at all. Converting a value exactly and
 // then converting the result is the same as converting the value once, so results are the same
@@ -21,6 +22,18 @@ bool exact(DType from, DType to) {
   }
 }
 
+// Whether `v` holds exactly a value of its dtype. An f16/bf16 result of arithmetic is carried
+// in f32 inside a kernel and rounded only where it is written to memory (the contract), so a
+// cast to its own dtype is the rounding the graph asks for (x * 1000 in f16 is inf only once
+// rounded; x - x.to(bf16) is the rounding error): only a value read from memory (an input) or
+// one a cast has rounded already needs no cast.
+bool rounded(const Fusion& f, ValueId v) {
+  DType t = f.value(v).dtype;
+  if (t != DType::F16 && t != DType::BF16) return true;
+  const Op* p = f.producer(v);
+  return p == nullptr || p->kind == OpKind::Cast;
+}
+
 }  // namespace
 
 void fold_casts(Fusion& f) {
@@ -38,7 +51,8 @@ void fold_casts(Fusion& f) {
     }
     op.args[0].value = in;
     ValueId out = op.outs[0];
-    if (f.value(in).dtype == f.value(out).dtype && replaceable(f, out)) r.replace(f, out, in);
+    if (f.value(in).dtype == f.value(out).dtype && replaceable(f, out) && rounded(f, in))
+      r.replace(f, out, in);
   }
 }
 
