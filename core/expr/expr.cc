@@ -880,14 +880,14 @@ Expr floordiv_uncached(const Expr& a, const Expr& b) {
       return floordiv(a.args()[0], Expr(checked_mul(a.args()[1].value(), c)));
   } else if (!b.is_const()) {
     if (a == b && b.lo() > 0) return Expr(1);
-    if (b.op() != ExprOp::Add && b.lo() > 0) {
+    if (b.op() != ExprOp::Add && b.lo() >= 0) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return from_poly(div) + floordiv(from_poly(rest), b);
     }
     // a in [0, b): 0. Also where b may be 0: then no value of a is in range (a is, e.g., an
     // index of extent b), so the expression is never evaluated.
     if (a.lo() >= 0 && b.lo() >= 0 && provably_less(a, b)) return Expr(0);
-    if (b.op() == ExprOp::Add && b.lo() > 0)
+    if (b.op() == ExprOp::Add && b.lo() >= 0)
       if (auto qr = split_divisible_by_sum(a, b)) return qr->first + floordiv(qr->second, b);
     if (a.op() == ExprOp::FloorDiv && a.args()[1].lo() > 0 && b.lo() > 0)
       return floordiv(a.args()[0], a.args()[1] * b);
@@ -913,11 +913,11 @@ Expr ceildiv_uncached(const Expr& a, const Expr& b) {
       return ceildiv(a.args()[0], Expr(cc));  // ceil(ceil(x / p) / c) == ceil(x / (p * c))
   } else if (!b.is_const()) {
     if (a == b && b.lo() > 0) return Expr(1);
-    if (b.op() != ExprOp::Add && b.lo() > 0) {
+    if (b.op() != ExprOp::Add && b.lo() >= 0) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return from_poly(div) + ceildiv(from_poly(rest), b);
     }
-    if (b.op() == ExprOp::Add && b.lo() > 0)
+    if (b.op() == ExprOp::Add && b.lo() >= 0)
       if (auto qr = split_divisible_by_sum(a, b)) return qr->first + ceildiv(qr->second, b);
     if (b.lo() > 0 && a.lo() >= 1 && (a.hi() <= b.lo() || provably_less(a - Expr(1), b)))
       return Expr(1);
@@ -944,14 +944,14 @@ Expr mod_uncached(const Expr& a, const Expr& b) {
   }
   if (!b.is_const()) {
     if (a == b) return Expr(0);
-    if (b.op() != ExprOp::Add && b.lo() > 0) {
+    if (b.op() != ExprOp::Add && b.lo() >= 0) {
       auto [div, rest] = split_divisible_by_monomial(to_poly(a), b);
       if (has_divisible_part(div)) return mod(from_poly(rest), b);
     }
     if (b.lo() >= 0 && a.lo() >= 0 && provably_less(a, b)) return a;  // as in floordiv
     // The rest may be negative (S by S + 1 leaves -1): where its quotient is a number k, the
     // remainder is rest - k * b (S), not an opaque remainder of a negative number.
-    if (b.op() == ExprOp::Add && b.lo() > 0)
+    if (b.op() == ExprOp::Add && b.lo() >= 0)
       if (auto qr = split_divisible_by_sum(a, b)) {
         Expr k = floordiv(qr->second, b);
         if (k.lo() == k.hi()) return qr->second - Expr(k.lo()) * b;

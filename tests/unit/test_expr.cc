@@ -482,3 +482,18 @@ TEST_CASE("a sum with a remainder and its argument negated is a multiple of the 
       REQUIRE(eval_with(H - mod(H, Expr(4)), v) == h - h % 4);
     }
 }
+
+TEST_CASE("a row-major index over an extent that may be 0 divides back into its coordinates",
+          "[expr]") {
+  // [2, L - 1, 8] (x[:, 1:] of a sequence that may be one long), [2, L // 2, 8], [3, T, 4]
+  // with T min 0: where the extent is 0 there is no element, so the division is never taken.
+  const Expr L = Expr::symbol("L", 1, 4096), T = Expr::symbol("T", 0, 4096);
+  const Expr c0 = Expr::index("c0", Expr(2));
+  for (const Expr& e : {L - 1, floordiv(L, Expr(2)), T, T * 3}) {
+    INFO(e.str());
+    const Expr c1 = Expr::index("c1", e);
+    const Expr row = c0 * e + c1;
+    CHECK(floordiv(row, e) == c0);
+    CHECK(mod(row, e) == c1);
+  }
+}
