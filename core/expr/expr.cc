@@ -467,6 +467,32 @@ void refine_floordiv_pair_bounds(const std::vector<Term>& terms, int64_t constan
   }
 }
 
+// Tighter bounds for a sum whose terms share a factor F >= 0 (and no constant): F times the
+// bounds of the rest. Summing the terms' intervals apart loses that they move together:
+// B*S - B (a causal LM's shifted logits, [B*(S-1), V]) would reach -B, where it is at least B
+// for S >= 2. Narrows [lo, hi]; never widens it.
+void refine_common_factor_bounds(const std::vector<Term>& terms, int64_t constant, int64_t& lo,
+                                 int64_t& hi) {
+  if (constant != 0 || terms.size() < 2) return;
+  for (const Expr& f : terms[0].factors) {
+    if (f.lo() < 0) continue;
+    bool shared = true;
+    for (const auto& t : terms)
+      shared = shared && std::find(t.factors.begin(), t.factors.end(), f) != t.factors.end();
+    if (!shared) continue;
+    int64_t rlo = 0, rhi = 0;
+    for (const auto& t : terms) {
+      auto [a, b] = monomial_bounds(without_one(t.factors, f), t.coef);
+      rlo = sat_add(rlo, a);
+      rhi = sat_add(rhi, b);
+    }
+    const int64_t c[4] = {sat_mul(f.lo(), rlo), sat_mul(f.lo(), rhi), sat_mul(f.hi(), rlo),
+                          sat_mul(f.hi(), rhi)};
+    lo = std::max(lo, *std::min_element(c, c + 4));
+    hi = std::min(hi, *std::max_element(c, c + 4));
+  }
+}
+
 Expr from_poly(Poly p) {
   std::vector<Term> merged = merge_like_terms(std::move(p.terms));
   while (fold_div_mod_pair(merged, p.constant) || fold_mod_with_its_argument(merged, p.constant)) {
@@ -485,6 +511,7 @@ Expr from_poly(Poly p) {
     n.hi = sat_add(n.hi, t.hi());
   }
   refine_floordiv_pair_bounds(merged, p.constant, n.lo, n.hi);
+  refine_common_factor_bounds(merged, p.constant, n.lo, n.hi);
   n.args = std::move(terms);
   return make_expr_node(std::move(n));
 }

@@ -14,7 +14,10 @@ Expr linearize(const std::vector<Expr>& coords, const std::vector<Expr>& shape) 
 }
 
 std::vector<Expr> delinearize(const Expr& linear, const std::vector<Expr>& shape) {
-  std::vector<Expr> coords(shape.size());
+  std::vector<Expr> coords(shape.size(), Expr(0));
+  // A tensor with an extent of 0 has no element to address (x[:, 3:3]).
+  for (const Expr& e : shape)
+    if (e.is_const(0)) return coords;
   Expr rest = linear;
   for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
     if (d == 0) {

@@ -8,8 +8,9 @@
 // (an expand of a small table is free in a kernel and costly in memory); an f16/bf16 value
 // whose f32 result does not round to it exactly (kernels keep such intermediates in f32, so a
 // rounded constant would change results); an output written in place into an input. Where a
-// value is not folded, the values it reads may be. Ops left without a reader are removed by
-// dead-code.
+// value is not folded, the values it reads may be. A result with no element (an extent that is
+// the constant 0) folds to an empty constant whatever it reads. Ops left without a reader are
+// removed by dead-code.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -38,6 +39,28 @@ bool eligible(const Fusion& f, const Op& op) {
   for (ValueId o : op.outs)
     for (const auto& e : f.value(o).shape)
       if (!e.is_const()) return false;
+  return true;
+}
+
+// Whether every result of `op` has no element (an extent that is the constant 0: x[:, 3:3], a
+// full of shape [0, 3]): such a result depends on nothing and folds to an empty constant, so
+// that no kernel is built over an empty domain and a reduction of it folds to its identity.
+bool empty_result(const Fusion& f, const Op& op) {
+  switch (op.info().group) {
+    case OpGroup::Random:
+    case OpGroup::Control:
+    case OpGroup::Reserved: return false;
+    default: break;
+  }
+  if (op.outs.empty()) return false;
+  for (ValueId o : op.outs) {
+    bool empty = false;
+    for (const auto& e : f.value(o).shape) {
+      if (!e.is_const()) return false;
+      empty = empty || e.value() == 0;
+    }
+    if (!empty) return false;
+  }
   return true;
 }
 
@@ -76,8 +99,18 @@ void fold_constants(Fusion& f) {
       source_bytes[id] = static_cast<int64_t>(f.value(id).constant->size());
       any_constant = true;
     }
+  std::vector<bool> empty(f.ops.size(), false);
+  for (size_t k = 0; k < f.ops.size(); ++k) {
+    empty[k] = empty_result(f, f.ops[k]);
+    any_constant = any_constant || empty[k];
+  }
   if (!any_constant) return;
-  for (const Op& op : f.ops) {
+  for (size_t k = 0; k < f.ops.size(); ++k) {
+    const Op& op = f.ops[k];
+    if (empty[k]) {
+      for (ValueId o : op.outs) computable[o] = true;
+      continue;
+    }
     if (!eligible(f, op)) continue;
     bool all = true, some_tensor = false;
     int64_t src = 0;
@@ -110,7 +143,7 @@ void fold_constants(Fusion& f) {
     const Op& op = f.ops[k];
     bool need = false;
     for (ValueId o : op.outs) need = need || needed[o];
-    if (!need || !computable[op.outs[0]]) continue;
+    if (!need || !computable[op.outs[0]] || empty[k]) continue;  // an empty result reads nothing
     for (const auto& a : op.args)
       if (!a.is_literal()) needed[a.value] = true;
   }
@@ -132,6 +165,14 @@ void fold_constants(Fusion& f) {
     bool need = false, bad = false;
     for (ValueId o : op.outs) need = need || needed[o];
     if (!need || !computable[op.outs[0]]) continue;
+    if (empty[k]) {
+      for (ValueId o : op.outs) {
+        std::vector<int64_t> shape;
+        for (const auto& e : f.value(o).shape) shape.push_back(e.value());
+        env[o] = HostTensor(f.value(o).dtype, shape);
+      }
+      continue;
+    }
     for (const auto& a : op.args) bad = bad || (!a.is_literal() && failed[a.value]);
     std::vector<HostTensor> results;
     if (!bad) {

@@ -497,3 +497,16 @@ TEST_CASE("a row-major index over an extent that may be 0 divides back into its 
     CHECK(mod(row, e) == c1);
   }
 }
+
+TEST_CASE("a sum whose terms share a factor is bounded by the factor times the rest", "[expr]") {
+  // A causal LM's shifted logits, [B * (S - 1), V] written B*S - B: at least B, not -B.
+  const Expr B = Expr::symbol("B", 1, std::numeric_limits<int64_t>::max() / 4);
+  const Expr S = Expr::symbol("S", 2, 32);
+  const Expr rows = B * S - B;
+  CHECK(rows.lo() == 1);
+  CHECK(rows.hi() > 0);
+  const Expr H = Expr::symbol("H", 1, 100), W = Expr::symbol("W", 3, 7);
+  const Expr e = H * W * 2 - H * 4;  // 2H(W - 2), in [2, 1000]
+  CHECK(e.lo() == 2);
+  CHECK(e.hi() == 1000);
+}
