@@ -34,19 +34,34 @@ std::vector<int64_t> shape_of(const fb::Tensor& t, const Binding& b) {
 }
 
 // An input laid out in its declared strides: the element at index (i0, i1, ...) goes to
-// offset sum(ik * stride_k). Returns the bytes to copy to the device.
-std::string strided_layout(const HostTensor& t, const std::vector<int64_t>& strides) {
+// offset sum(ik * stride_k). Returns the bytes to copy to the device. Strides that place two
+// elements at one address (a stride of 0: a broadcast input) hold one value there: elements
+// of the file that differ there cannot be laid out, and are refused naming the input.
+std::string strided_layout(const HostTensor& t, const std::vector<int64_t>& strides,
+                           const std::string& package, const std::string& name) {
   size_t size = dtype_size(t.dtype());
   int64_t extent = t.numel() == 0 ? 0 : 1;
   // An empty tensor spans no bytes (an extent of 0 would make the span negative).
   for (size_t d = 0; d < strides.size(); ++d)
     if (t.numel() > 0) extent += (t.shape()[d] - 1) * strides[d];
   std::string bytes(static_cast<size_t>(extent) * size, '\0');
+  std::vector<bool> written(static_cast<size_t>(extent), false);
   std::vector<int64_t> idx(t.rank(), 0);
   for (int64_t e = 0; e < t.numel(); ++e) {
     int64_t off = 0;
     for (int d = 0; d < t.rank(); ++d) off += idx[d] * strides[d];
-    std::memcpy(bytes.data() + off * size, t.data() + e * size, size);
+    char* at = bytes.data() + off * size;
+    const char* value = reinterpret_cast<const char*>(t.data()) + e * size;
+    if (written[off] && std::memcmp(at, value, size) != 0) {
+      std::string where;
+      for (int d = 0; d < t.rank(); ++d) where += (d ? ", " : "") + std::to_string(idx[d]);
+      throw UserError(SourcePlace{package},
+                      "input '" + name + "': its strides place element [" + where +
+                          "] where an element of another value lies (a stride of 0 repeats "
+                          "one value); the values given for it must be equal there");
+    }
+    written[off] = true;
+    std::memcpy(at, value, size);
     for (int d = t.rank() - 1; d >= 0; --d) {
       if (++idx[d] < t.shape()[d]) break;
       idx[d] = 0;
@@ -115,7 +130,9 @@ std::vector<std::pair<std::string, HostTensor>> run_package(Executable& exe, Dev
       if (t->stride_slots()->size() > 0) {
         std::vector<int64_t> strides;
         for (uint32_t s : *t->stride_slots()) strides.push_back(b.slot(s));
-        std::string bytes = strided_layout(host, strides);
+        std::string bytes =
+            strided_layout(host, strides, inputs_file.empty() ? exe.package().name() : inputs_file,
+                           t->name()->str());
         buffer[i] = mem.get(bytes.size());
         device.to_device(buffer[i], bytes.data(), bytes.size());
       } else {

@@ -215,6 +215,34 @@ TEST_CASE("plans, aliases, strides, scalars and odd outputs", "[emulated]") {
               {{{"N", 0}}, {{"N", 5}}});
 }
 
+TEST_CASE("a broadcast input (a stride of 0) runs where its rows agree, else is refused",
+          "[emulated]") {
+  std::string g = graph("broadcast_input", R"("N": {"hint": 3})",
+                        R"({"name": "x", "dtype": "f32", "shape": ["N", 2], "strides": [0, 1]})",
+                        R"({"op": "mul", "args": ["x", 2], "out": "y"})", R"("y")");
+  Fusion f = parse_text(g);
+  auto exe = compile_graph(f);
+  HostTensor x(DType::F32, {3, 2});
+  for (int64_t i = 0; i < 6; ++i) x.store_f32(i, i % 2 ? 5.0f : 4.0f);  // every row [4, 5]
+  TensorMap inputs;
+  inputs.emplace("x", x);
+  EmulatorDevice device({}, EmulatedMemory{});
+  auto got = run_package(*exe, device, inputs, "in.safetensors");
+  auto want = evaluate_fusion(f, inputs, "in.safetensors");
+  REQUIRE(got.size() == 1);
+  CHECK(compare_tensors(got[0].second, want[0].second) == "");
+  // Rows that differ cannot lie in one row of memory: the last one would silently win.
+  x.store_f32(5, 7.0f);
+  inputs.at("x") = x;
+  try {
+    run_package(*exe, device, inputs, "in.safetensors");
+    FAIL("a broadcast input whose rows differ ran");
+  } catch (const UserError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("in.safetensors") &&
+                             Catch::Contains("input 'x': its strides place element [2, 1]"));
+  }
+}
+
 TEST_CASE("64-bit indexing variant runs when the 32-bit guard does not hold", "[emulated]") {
   // Without a max, N could make offsets exceed 2^31: two variants, chosen by the guard.
   std::string g =
