@@ -245,12 +245,13 @@ class ReturnSpec:
 
 class Converter:
     def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None,
-                 buffers=None):
+                 buffers=None, hints=None):
         """`table(ctx)`: the value of one traced node (see _aten.convert). `constant_names`:
         id of a tensor the trace holds as a constant (a module's buffer) -> its graph name.
         `buffers`: ids of those tensors that are a module's buffers, which the function may
         update in place: such a buffer becomes an input (no `data`) written in place, and
-        `updated_buffers` (graph name -> id) lists them after run()."""
+        `updated_buffers` (graph name -> id) lists them after run(). `hints`: a symbol's
+        example size, where trace A is not at it (an example size of 1: see _trace)."""
         self.table = table
         self.constant_names = constant_names or {}
         self.buffers = set(buffers or ())
@@ -273,7 +274,7 @@ class Converter:
         self.requirements = []  # sizes assumed to be multiples (see require)
         self.extents = {}  # graph name of a node's result -> its shape (json extents)
         for s in sorted(sizes[0]):
-            entry = {"hint": max(1, sizes[0][s])}
+            entry = {"hint": max(1, (hints or {}).get(s, sizes[0][s]))}
             lo, hi = (ranges or {}).get(s, (None, None))
             if lo is not None:
                 entry["min"] = int(lo)

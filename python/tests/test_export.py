@@ -459,5 +459,33 @@ class FloorDivisionTest(unittest.TestCase):
         fuserc.export(net.eval(), (torch.randn(2, 3, 6, 6),))  # the running statistics: fine
 
 
+def bert_attention(x, wq, wk, wv):
+    """BERT-style self-attention over [B, S, 32] in 4 heads of 8 (PyTorch 1.13's matmul runs
+    other ops where B or S is 1)."""
+    b, s, _ = x.shape
+
+    def heads(w):
+        return (x @ w).view(b, s, 4, 8).transpose(1, 2)
+    q, k, v = heads(wq), heads(wk), heads(wv)
+    att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(8), dim=-1)
+    return torch.matmul(att, v).transpose(1, 2).reshape(b, s, 32)
+
+
+class ProbeFixesTest(unittest.TestCase):
+    """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
+
+    def test_example_batch_and_sequence_of_one(self):
+        """An example size of 1 (the usual inference example): trace A is at another size,
+        so the three traces run the same ops; the hint stays the example's 1."""
+        w = [torch.randn(32, 32) * 0.2 for _ in range(3)]
+        dynamic = {"x": {0: "B", 1: "S"}}
+        graph = fuserc.export(bert_attention, (torch.randn(1, 1, 32), *w), dynamic=dynamic)
+        self.assertEqual(graph["symbols"], {"B": {"hint": 1}, "S": {"hint": 1}})
+        pkg = fuserc.compile(graph, arch=["sm_80"])
+        for b, s in ((1, 1), (2, 5), (3, 1), (1, 7)):
+            x = torch.randn(b, s, 32)
+            torch.testing.assert_close(pkg(x, *w), bert_attention(x, *w), msg=f"B={b}, S={s}")
+
+
 if __name__ == "__main__":
     unittest.main()
