@@ -5,7 +5,8 @@ import torch
 
 from . import _convert
 from ._graph import Value
-from ._symbolic import MAX_MULTIPLE, Extent, ceildiv, mod, product, quotient
+from ._symbolic import (MAX_MULTIPLE, Extent, ceildiv, mod, product, provably_nonnegative,
+                        quotient)
 from ._trace import MASK_INDEXING
 
 _F32 = torch.float32
@@ -37,17 +38,31 @@ def _reshape_shape(ctx, shape):
     return out
 
 
-def _bound(e, extent):
+def _bound(ctx, e, extent):
     """A slice bound: an int (negatives from the end: `S-1` of an extent `S` is -1), a symbol,
-    or an extent expression."""
+    or an extent expression. A symbolic bound that is negative at every size (`-S`, MPT's
+    `mask[-S:]`) counts from the end as in PyTorch: `extent - S`, clamped at 0 where that is a
+    negative number; an expression fuserc may find negative is refused."""
     if e.is_constant:
         return e.constant
     if e.symbol is not None:
         return e.symbol
-    if extent is not None:
-        d = e - extent
-        if d.is_constant and d.constant < 0:
-            return d.constant
+    d = e - extent
+    if d.is_constant and d.constant < 0:
+        return d.constant
+    values = [e.evaluate(sv) for sv in ctx.conv.sizes]
+    if all(v < 0 for v in values):
+        if not provably_nonnegative(-e):
+            ctx.fail(f"a slice bound {e.text()} that is negative at the traced sizes but may "
+                     "not be at others")
+        w = e + extent
+        if w.is_constant:
+            return max(0, w.constant)
+        if not provably_nonnegative(w) and any(
+                w.evaluate(sv) < 0 for sv in ctx.conv.sizes):
+            ctx.fail(f"a slice bound {e.text()} from the end of an extent {extent.text()}, "
+                     "which PyTorch clamps at 0 where it is longer, as a fuserc graph cannot")
+        return _bound(ctx, w, extent)
     return e.json()
 
 
@@ -72,9 +87,9 @@ def _slice(ctx, x, dim, start, end, step=1):
             ctx.learn(n)
             start, end = Extent(first), first + step * (n - 1) + 1
     if start is not None:
-        starts[dim] = _bound(start, extent)
+        starts[dim] = _bound(ctx, start, extent)
     if end is not None:
-        ends[dim] = _bound(end, extent)
+        ends[dim] = _bound(ctx, end, extent)
     steps[dim] = step
     return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
 

@@ -471,6 +471,16 @@ def bert_attention(x, wq, wk, wv):
     return torch.matmul(att, v).transpose(1, 2).reshape(b, s, 32)
 
 
+CAUSAL_16 = torch.ones(16, 16).tril()
+
+
+def mpt_masks(x):
+    """MPT's causal_mask[-s_q:, -s_k:]: of a mask of the sequence length and of a fixed one."""
+    s = x.shape[1]
+    m = torch.ones(s, s).tril()
+    return x[:, None, :, None] * m[-s:, -s:] + CAUSAL_16[-s:, -s:]
+
+
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
@@ -485,6 +495,18 @@ class ProbeFixesTest(unittest.TestCase):
         for b, s in ((1, 1), (2, 5), (3, 1), (1, 7)):
             x = torch.randn(b, s, 32)
             torch.testing.assert_close(pkg(x, *w), bert_attention(x, *w), msg=f"B={b}, S={s}")
+
+    def test_negative_symbolic_slice_bounds_count_from_the_end(self):
+        dynamic = {"x": {0: "B", 1: "S"}}
+        graph = fuserc.export(mpt_masks, (torch.randn(2, 8),), dynamic=dynamic,
+                              ranges={"S": (1, 16)})
+        starts = [op["starts"] for op in graph["ops"] if op["op"] == "slice"]
+        self.assertIn(["-S+16", 0], starts)  # -S from the end of 16
+        pkg = fuserc.compile(graph, arch=["sm_80"])
+        for b, s in ((2, 8), (3, 5), (1, 16)):
+            x = torch.randn(b, s)
+            torch.testing.assert_close(pkg(x), mpt_masks(x), msg=f"B={b}, S={s}")
+
 
 
 if __name__ == "__main__":
