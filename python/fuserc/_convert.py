@@ -11,7 +11,7 @@ import torch.utils._pytree as pytree
 
 from ._graph import GraphBuilder, Size, Value
 from ._symbolic import Extent, resolve, resolve_multiple, resolve_product
-from ._trace import ExportError, user_location
+from ._trace import ATEN_NAMESPACES, ExportError, op_namespace, user_location
 
 _MISSING = object()
 
@@ -46,7 +46,7 @@ def target_name(node):
         return f"constant {t}"
     name = getattr(t, "__name__", None) or str(t)
     if hasattr(t, "overloadpacket"):
-        return f"aten.{t.overloadpacket.__name__}.{t._overloadname}"
+        return f"{op_namespace(t)}.{t.overloadpacket.__name__}.{t._overloadname}"
     return getattr(t, "__module__", "") + "." + name if name == "getitem" else name
 
 
@@ -77,7 +77,19 @@ _WRITES_OTHER_ARGS = ("native_batch_norm", "_native_batch_norm_legit")
 
 def _writes_other_args(node):
     t = node.target
-    return hasattr(t, "overloadpacket") and t.overloadpacket.__name__ in _WRITES_OTHER_ARGS
+    return op_namespace(t) == "aten" and t.overloadpacket.__name__ in _WRITES_OTHER_ARGS
+
+
+def aten_name(target):
+    """(name, overload) of an ATen op (or a test stand-in for one: ATEN_NAMESPACES), None for
+    an op of another namespace (prims.where is not aten.where), (its name, "") for a Python
+    callable."""
+    ns = op_namespace(target)
+    if ns is None:
+        return getattr(target, "__name__", str(target)), ""
+    if ns not in ATEN_NAMESPACES:
+        return None
+    return target.overloadpacket.__name__, target._overloadname
 
 
 def _is_inplace(node):

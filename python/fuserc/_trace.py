@@ -15,7 +15,7 @@ import traceback
 import torch
 import torch.utils._pytree as pytree
 
-from . import _symbolic
+from . import _decomp, _symbolic
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -216,6 +216,22 @@ def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None):
     return [first] + rest, sizes, base
 
 
+# The namespaces whose ops the converter reads by name: ATen's, and the one the tests register
+# stand-ins for PyTorch 2's ATen ops under on PyTorch 1.13 (same schema and semantics).
+ATEN_NAMESPACES = ("aten", "fuserc_test")
+
+
+def op_namespace(target):
+    """The namespace of an op overload ("aten", "prims", ...), or None for a Python callable."""
+    packet = getattr(target, "overloadpacket", None)
+    if packet is None:
+        return None
+    qualified = getattr(packet, "_qualified_op_name", "") or ""
+    if "::" in qualified:
+        return qualified.split("::")[0]
+    return getattr(target, "namespace", None) or "aten"
+
+
 def _data_dependent_op(e):
     """The op (as aten.name.overload) whose result's size depends on the data, when `e` is
     the fake-tensor error for one (x[mask], nonzero, unique), else None."""
@@ -225,7 +241,7 @@ def _data_dependent_op(e):
     packet = getattr(func, "overloadpacket", None)
     if packet is None:
         return str(func) if func is not None else "an op"
-    return f"aten.{packet.__name__}.{func._overloadname}"
+    return f"{op_namespace(func)}.{packet.__name__}.{func._overloadname}"
 
 
 def _cumulative_batch_norm(e):
@@ -291,10 +307,12 @@ def _decompositions():
     wanted = [getattr(aten, n) for n in (
         "elu", "softplus", "hardsigmoid", "hardswish", "mish", "leaky_relu", "hardtanh",
         "threshold", "logit", "addcmul", "addcdiv", "native_group_norm", "logsumexp",
-        "nan_to_num", "xlogy", "std", "std_mean", "glu", "silu_backward", "celu", "selu",
-        "softshrink", "hardshrink", "rms_norm", "linalg_vector_norm", "norm", "repeat", "roll")
+        "xlogy", "glu", "silu_backward", "celu", "selu", "rms_norm", "repeat", "roll")
         if hasattr(aten, n)]
     table = dict(get_decompositions(wanted))
+    # Norms, nan_to_num, softshrink, hardshrink: fuserc's own, in ATen ops (PyTorch 1.13's give
+    # prims ops); std and std_mean the converter reads itself (var_mean and sqrt).
+    table.update(_decomp.table())
     # Their in-place forms (nn.Hardswish(inplace=True) in every torchvision MobileNetV3
     # block): the out-of-place decomposition copied into the tensor, where PyTorch has none.
     for op, fn in list(table.items()):

@@ -153,7 +153,7 @@ class ExportTest(unittest.TestCase):
         pkg_dir = os.path.dirname(fuserc.__file__)
         layers = ["export", "_module", "_aten", "_aten_nn", "_aten_resample", "_aten_attention",
                   "_aten_norm", "_aten_products", "_aten_shape",
-                  "_convert", "_trace", "_graph", "_symbolic"]
+                  "_convert", "_trace", "_decomp", "_graph", "_symbolic"]
         for k, mod in enumerate(layers):
             with open(os.path.join(pkg_dir, mod + ".py")) as f:
                 tree = ast.parse(f.read())
@@ -481,6 +481,15 @@ def mpt_masks(x):
     return x[:, None, :, None] * m[-s:, -s:] + CAUSAL_16[-s:, -s:]
 
 
+def norms_and_shrinks(x):
+    """Ops that PyTorch 1.13's decompositions write with prims ops: fuserc's own instead."""
+    inf = x.masked_fill(x > 1.5, float("inf")).masked_fill(x < -1.5, float("-inf"))
+    return (F.normalize(x, p=2, dim=1), x.norm(), x.norm(dim=-1), torch.norm(x, p=1, dim=-1),
+            torch.linalg.vector_norm(x, float("inf"), dim=0, keepdim=True),
+            *torch.std_mean(x, -1), torch.nan_to_num(x / (x > 0)), torch.nan_to_num(inf, 7.0),
+            F.softshrink(x, 0.3), F.hardshrink(x))
+
+
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
@@ -507,6 +516,27 @@ class ProbeFixesTest(unittest.TestCase):
             x = torch.randn(b, s)
             torch.testing.assert_close(pkg(x), mpt_masks(x), msg=f"B={b}, S={s}")
 
+
+    def test_norms_nan_to_num_and_shrinks(self):
+        dynamic = {"x": {0: "N"}}
+        pkg = fuserc.compile(norms_and_shrinks, (torch.randn(4, 32),), dynamic=dynamic,
+                             arch=["sm_80"])
+        for n in (4, 7):
+            x = torch.randn(n, 32)
+            for k, (got, want) in enumerate(zip(pkg(x), norms_and_shrinks(x))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at N={n}")
+
+    def test_refuses_ops_outside_aten_by_their_namespace(self):
+        """prims.where(c, a, b) is not aten.where(c) (nonzero): refused as a prims op."""
+        def pick(x):
+            return torch.ops.prims.where(x > 0, x, x * 2)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(pick, (torch.randn(3),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(msg[0], "fuserc.export: prims.where.default ('where'): cannot express "
+                         "prims.where.default (an op outside ATen, which the exporter does "
+                         "not read) in a fuserc graph")
+        self.assertIn(line_of(pick, "prims.where"), msg[1])
 
 
 if __name__ == "__main__":

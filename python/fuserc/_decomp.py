@@ -1,0 +1,88 @@
+"""Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
+decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
+(F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink.
+_trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
+of fuserc."""
+import math
+
+import torch
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None):
+    """torch.linalg.vector_norm of a real tensor: sum(|x|^ord)^(1/ord) over `dim` (all dims
+    where None or empty), max |x| for inf, min |x| for -inf, the count of non-zeros for 0;
+    16-bit floats computed in f32 and rounded once (as PyTorch's reference)."""
+    if x.is_complex():
+        raise NotImplementedError("vector norm of a complex tensor")
+    if dtype is not None:
+        x = x.to(dtype)
+    out_dtype = x.dtype
+    if x.dtype in _HALF:
+        x = x.to(torch.float32)
+    if dim is None:
+        dims = list(range(x.dim()))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        if not dims:
+            dims = list(range(x.dim()))
+    ord = float(ord)
+    if ord == 0:
+        r = (x != 0).to(x.dtype).sum(dims, keepdim)
+    elif ord == math.inf:
+        r = x.abs().amax(dims, keepdim)
+    elif ord == -math.inf:
+        r = x.abs().amin(dims, keepdim)
+    elif ord == 1:
+        r = x.abs().sum(dims, keepdim)
+    elif ord == 2:
+        r = (x * x).sum(dims, keepdim).sqrt()
+    else:
+        r = x.abs().pow(ord).sum(dims, keepdim).pow(1.0 / ord)
+    return r.to(out_dtype)
+
+
+def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return _vector_norm(x, ord, dim, keepdim, dtype)
+
+
+def norm(x, p=2, dim=None, keepdim=False, *, dtype=None):
+    """aten.norm's overloads (Scalar, ScalarOpt_dim, ScalarOpt_dtype, ScalarOpt_dim_dtype):
+    p None is 2."""
+    return _vector_norm(x, 2 if p is None else p, dim, keepdim, dtype)
+
+
+def nan_to_num(x, nan=None, posinf=None, neginf=None):
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    info = torch.finfo(x.dtype)
+    y = x.masked_fill(x.isnan(), 0.0 if nan is None else nan)
+    y = y.masked_fill(x == math.inf, info.max if posinf is None else posinf)
+    return y.masked_fill(x == -math.inf, info.min if neginf is None else neginf)
+
+
+def softshrink(x, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0 (nan too, as PyTorch's kernel)."""
+    zero = torch.zeros_like(x)
+    return torch.where(x > lambd, x - lambd, torch.where(x < -lambd, x + lambd, zero))
+
+
+def hardshrink(x, lambd=0.5):
+    """0 in [-lambd, lambd], else x."""
+    return x.masked_fill((x >= -lambd) & (x <= lambd), 0)
+
+
+def table():
+    """{op overload: decomposition} for the ops above."""
+    aten = torch.ops.aten
+    out = {}
+    for packet, fn in ((aten.linalg_vector_norm, linalg_vector_norm), (aten.norm, norm),
+                       (aten.nan_to_num, nan_to_num), (aten.softshrink, softshrink),
+                       (aten.hardshrink, hardshrink)):
+        for overload in ("default", "Scalar", "ScalarOpt_dim", "ScalarOpt_dtype",
+                         "ScalarOpt_dim_dtype"):
+            op = getattr(packet, overload, None)
+            if op is not None:
+                out[op] = fn
+    return out
