@@ -1,6 +1,7 @@
 """Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
 decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
-(F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink.
+(F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
+and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
 of fuserc."""
 import math
@@ -71,6 +72,57 @@ def softshrink(x, lambd=0.5):
 def hardshrink(x, lambd=0.5):
     """0 in [-lambd, lambd], else x."""
     return x.masked_fill((x >= -lambd) & (x <= lambd), 0)
+
+
+def repeat_interleave(x, repeats, dim=None, *, output_size=None):
+    """x.repeat_interleave(int, dim) (mistral's repeat_kv, GPT-J): each element `repeats`
+    times along dim (the flattened x where dim is None), by unsqueeze, expand and reshape
+    (PyTorch 1.13 computes it through the data-dependent repeat_interleave.Tensor)."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    dim = dim % x.dim() if x.dim() else 0
+    if x.dim() == 0:
+        x = x.reshape(1)
+    shape = list(x.shape)
+    wide = shape[:dim + 1] + [repeats] + shape[dim + 1:]
+    shape[dim] = shape[dim] * repeats
+    return x.unsqueeze(dim + 1).expand(wide).reshape(shape)
+
+
+class PythonOps:
+    """While tracing: torch.repeat_interleave and Tensor.repeat_interleave with an int count
+    are `repeat_interleave` above. (An entry of make_fx's decomposition table would not be
+    used: the op is CompositeImplicitAutograd, which PyTorch 1.13 decomposes in C++ before the
+    tracer sees it, into the data-dependent repeat_interleave.Tensor.) Any other call is
+    PyTorch's."""
+
+    def __enter__(self):
+        self.saved = [(torch, "repeat_interleave", torch.repeat_interleave,
+                       "repeat_interleave" in vars(torch)),
+                      (torch.Tensor, "repeat_interleave", torch.Tensor.repeat_interleave,
+                       "repeat_interleave" in vars(torch.Tensor))]
+        for owner, name, original, _ in self.saved:
+            setattr(owner, name, _int_repeats(original))
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, original, own in self.saved:
+            if own:
+                setattr(owner, name, original)
+            else:
+                delattr(owner, name)
+
+
+def _int_repeats(original):
+    def call(x, repeats=None, dim=None, **kwargs):
+        if isinstance(x, torch.Tensor) and isinstance(repeats, int) and \
+                not isinstance(repeats, bool) and set(kwargs) <= {"output_size"}:
+            return repeat_interleave(x, repeats, dim)
+        args = (x,) if repeats is None else (x, repeats)
+        if dim is not None:
+            kwargs["dim"] = dim
+        return original(*args, **kwargs)
+    return call
 
 
 def table():

@@ -261,7 +261,8 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
     `retry`: another size might trace)."""
     args = _inputs_at(inputs, dynamic, sz, k)
     try:
-        return _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
+        with _decomp.PythonOps():
+            return _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
     except ExportError:
         raise
     except Exception as e:  # noqa: BLE001 - reported with the sizes that failed

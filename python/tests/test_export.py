@@ -490,6 +490,13 @@ def norms_and_shrinks(x):
             F.softshrink(x, 0.3), F.hardshrink(x))
 
 
+def repeat_kv(keys, sin):
+    """mistral's repeat_kv (heads of [B, S, 2, 4] twice each), GPT-J's duplicate_interleave,
+    and a flattened repeat."""
+    return (torch.repeat_interleave(keys, repeats=2, dim=2), sin.repeat_interleave(2, -1),
+            sin.repeat_interleave(3))
+
+
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
@@ -537,6 +544,15 @@ class ProbeFixesTest(unittest.TestCase):
                          "prims.where.default (an op outside ATen, which the exporter does "
                          "not read) in a fuserc graph")
         self.assertIn(line_of(pick, "prims.where"), msg[1])
+
+    def test_repeat_interleave_with_an_int_count(self):
+        dynamic = {"keys": {0: "B", 1: "S"}, "sin": {0: "S"}}
+        args = (torch.randn(2, 5, 2, 4), torch.randn(5, 4))
+        pkg = fuserc.compile(repeat_kv, args, dynamic=dynamic, arch=["sm_80"])
+        for b, s in ((2, 5), (3, 7)):
+            args = (torch.randn(b, s, 2, 4), torch.randn(s, 4))
+            for k, (got, want) in enumerate(zip(pkg(*args), repeat_kv(*args))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at B={b}, S={s}")
 
 
 if __name__ == "__main__":
