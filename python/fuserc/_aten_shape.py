@@ -469,14 +469,16 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return Value(ctx.base(), ctx.out_dtype(), ctx.out_shape(), uninitialized=True)
     if name == "arange":
         shape, dtype = ctx.out_shape(), ctx.out_dtype()
-        if overload == "default":
-            start, step = 0, 1
-        elif overload == "start":
-            start, step = ctx.const(0), 1
-        else:
-            start, step = ctx.const(0), ctx.const(2, "step", 1)
-        return ctx.emit("iota", [], length=_json_shape(ctx, shape, "arange")[0], start=start,
-                        step=step, dtype=dtype)
+        step = ctx.const(2, "step", 1) if overload not in ("default", "start") else 1
+        start = _size_arg(ctx, 0, "start") if overload != "default" else 0
+        length = _json_shape(ctx, shape, "arange")[0]
+        if not isinstance(start, Value):
+            return ctx.emit("iota", [], length=length, start=start, step=step, dtype=dtype)
+        # A start that is a size (torch.arange(P, S + P) over a KV cache of P positions,
+        # MPT's torch.arange(1 - S, 1)): an iota from 0 plus the size's value.
+        i64 = torch.int64
+        r = ctx.tmp("iota", [], i64, shape, length=length, start=0, step=step, dtype=i64)
+        return _cast(ctx, ctx.tmp("add", [r, start], i64, shape), dtype)
     # ---- random
     if name in ("rand", "randn", "rand_like", "randn_like", "uniform", "normal", "bernoulli",
                 "native_dropout", "dropout"):
@@ -497,14 +499,26 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     return None
 
 
+def _size_arg(ctx, i, kw, default=None):
+    """An int argument that may change with the sizes (a size, or minus one: MPT's
+    torch.arange(1 - S, 1)): the number, or a rank-0 i64 Value of the size at run time."""
+    raw = ctx._raw(i, kw, default)
+    if not all(isinstance(r, int) and not isinstance(r, bool) for r in raw) or \
+            all(r == raw[0] for r in raw):
+        return ctx.const(i, kw, default)
+    if all(r < 0 for r in raw):
+        return ctx.conv.size_value(ctx, -ctx.conv.extent(ctx, [-r for r in raw]))
+    return ctx.conv.size_value(ctx, ctx.conv.extent(ctx, raw))
+
+
 def _triangle(ctx, name):
     """triu / tril: x where column - row >= diagonal (triu) or <= diagonal (tril), else 0; the
     row and column numbers are `iota`s over the last two extents."""
     x = ctx.tensor(0)
-    diagonal = ctx.const(1, "diagonal", 0)
+    diagonal = _size_arg(ctx, 1, "diagonal", 0)  # a size (tril(diagonal=P)): its value
     if x.rank < 2:
         ctx.fail(f"{name} of a tensor of rank {x.rank}")
-    if not isinstance(diagonal, int):
+    if not isinstance(diagonal, (int, Value)) or isinstance(diagonal, bool):
         ctx.fail(f"{name} with a diagonal {diagonal!r} that is not an integer")
     rows, cols = x.shape[-2], x.shape[-1]
     r_len, c_len = _json_shape(ctx, [rows, cols], name)

@@ -497,6 +497,17 @@ def repeat_kv(keys, sin):
             sin.repeat_interleave(3))
 
 
+def cache_positions(idx, past):
+    """HF decode positions after a KV cache of P, MPT's ALiBi distances, the causal mask over
+    cache and new positions."""
+    s, p = idx.shape[1], past.shape[1]
+    pos = torch.arange(p, s + p, dtype=torch.long).unsqueeze(0) + idx
+    keys = torch.cat([past, pos[..., None].float().expand(-1, -1, 4)], dim=1)
+    alibi = torch.arange(1 - s, 1, dtype=torch.int32).view(1, s) * 0.5
+    causal = torch.ones(s, keys.shape[1], dtype=torch.bool).tril(diagonal=p)
+    return keys, alibi, causal, torch.ones(s, s).triu(diagonal=1 - s)
+
+
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
@@ -553,6 +564,16 @@ class ProbeFixesTest(unittest.TestCase):
             args = (torch.randn(b, s, 2, 4), torch.randn(s, 4))
             for k, (got, want) in enumerate(zip(pkg(*args), repeat_kv(*args))):
                 torch.testing.assert_close(got, want, msg=f"output {k} at B={b}, S={s}")
+
+    def test_arange_and_triangle_diagonal_at_sizes(self):
+        dynamic = {"idx": {1: "S"}, "past": {1: "P"}}
+        args = (torch.randint(0, 9, (2, 3)), torch.randn(2, 5, 4))
+        pkg = fuserc.compile(cache_positions, args, dynamic=dynamic, arch=["sm_80"],
+                             ranges={"P": (0, 32)})
+        for s, p in ((3, 5), (1, 9), (4, 0)):
+            args = (torch.randint(0, 9, (2, s)), torch.randn(2, p, 4))
+            for k, (got, want) in enumerate(zip(pkg(*args), cache_positions(*args))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at S={s}, P={p}")
 
 
 if __name__ == "__main__":
