@@ -1,7 +1,8 @@
 """Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
 decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
 (F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
-and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op.
+and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
+and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
 of fuserc."""
 import math
@@ -125,6 +126,19 @@ def _int_repeats(original):
     return call
 
 
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """torch.full with no dtype takes the fill value's (int64 for an int, bool for a bool), as
+    in eager PyTorch 1.13, where its fake tensors give float32. (With a dtype: NotImplemented,
+    which make_fx 1.13 takes as "trace the op itself".)"""
+    if dtype is not None:
+        return NotImplemented
+    dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 \
+        if isinstance(fill_value, int) else torch.complex64 \
+        if isinstance(fill_value, complex) else torch.get_default_dtype()
+    return torch.ops.aten.full.default(size, fill_value, dtype=dtype, layout=layout,
+                                       device=device, pin_memory=pin_memory)
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -137,4 +151,5 @@ def table():
             op = getattr(packet, overload, None)
             if op is not None:
                 out[op] = fn
+    out[aten.full.default] = full
     return out

@@ -508,6 +508,12 @@ def cache_positions(idx, past):
     return keys, alibi, causal, torch.ones(s, s).triu(diagonal=1 - s)
 
 
+def full_of_ints(x, logits):
+    """torch.full with an int fill value is int64 (float32 under 1.13's fake tensors)."""
+    return torch.full((3,), 2) + x, F.cross_entropy(logits, torch.full((3,), 2)), \
+        torch.full((3,), True) & (x > 1)
+
+
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
@@ -574,6 +580,13 @@ class ProbeFixesTest(unittest.TestCase):
             args = (torch.randint(0, 9, (2, s)), torch.randn(2, p, 4))
             for k, (got, want) in enumerate(zip(pkg(*args), cache_positions(*args))):
                 torch.testing.assert_close(got, want, msg=f"output {k} at S={s}, P={p}")
+
+    def test_full_takes_the_fill_values_dtype(self):
+        args = (torch.tensor([1, 2, 3]), torch.randn(3, 8))
+        pkg = fuserc.compile(full_of_ints, args, arch=["sm_80"])
+        for k, (got, want) in enumerate(zip(pkg(*args), full_of_ints(*args))):
+            self.assertEqual(got.dtype, want.dtype, f"output {k}")
+            torch.testing.assert_close(got, want, msg=f"output {k}")
 
 
 if __name__ == "__main__":
