@@ -257,13 +257,15 @@ class ReturnSpec:
 
 class Converter:
     def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None,
-                 buffers=None, hints=None):
+                 buffers=None, hints=None, qualified=None):
         """`table(ctx)`: the value of one traced node (see _aten.convert). `constant_names`:
         id of a tensor the trace holds as a constant (a module's buffer) -> its graph name.
         `buffers`: ids of those tensors that are a module's buffers, which the function may
         update in place: such a buffer becomes an input (no `data`) written in place, and
         `updated_buffers` (graph name -> id) lists them after run(). `hints`: a symbol's
-        example size, where trace A is not at it (an example size of 1: see _trace)."""
+        example size, where trace A is not at it (an example size of 1: see _trace).
+        `qualified`: a constant's graph name -> the module's name for it (errors say it)."""
+        self.qualified = qualified or {}
         self.table = table
         self.constant_names = constant_names or {}
         self.buffers = set(buffers or ())
@@ -422,7 +424,11 @@ class Converter:
             return hit[1]
         from ._dtypes import NAME_OF
         if t.dtype not in NAME_OF:
-            ctx.fail(f"a constant tensor of dtype {t.dtype}, which fuserc graphs do not have")
+            name = self.constant_names.get(id(t))
+            what = f"the module's tensor {self.qualified.get(name, name)!r}" if name else \
+                "a tensor the function closes over"
+            ctx.fail(f"{what} is a {t.dtype} constant, which fuserc graphs do not have (keep "
+                     "such tensors outside the exported function, or store them as real ones)")
         name = self.g.fresh(self.constant_names.get(id(t), base))
         shape = [int(d) for d in t.shape]
         self.g.add_constant(name, t.dtype, shape, t)
@@ -510,6 +516,12 @@ class Converter:
 
     def describe(self, node, message):
         where = user_location(node)
+        if not where and node.op == "get_attr":  # a constant: where it is first used
+            order = getattr(self, "order", {})
+            for user in sorted(node.users, key=lambda u: order.get(u, len(order))):
+                where = user_location(user)
+                if where:
+                    break
         return (f"fuserc.export: {target_name(node)} ('{node.name}'): {message}" +
                 (f"\n  from {where}" if where else ""))
 

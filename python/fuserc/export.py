@@ -94,7 +94,8 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     def convert(sizes, ranges):
         conv = Converter(traces, sizes, inputs, name, ranges, convert_node,
                          module.constant_names if module else None,
-                         module.buffer_ids if module else None, hints)
+                         module.buffer_ids if module else None, hints,
+                         module.constants if module else None)
         return conv, conv.run()
     conv, (graph, returns) = convert(sizes, ranges)
     # A symbol the function needs to be a multiple of m (a view into windows of m, traced only

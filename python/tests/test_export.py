@@ -588,6 +588,29 @@ class ProbeFixesTest(unittest.TestCase):
             self.assertEqual(got.dtype, want.dtype, f"output {k}")
             torch.testing.assert_close(got, want, msg=f"output {k}")
 
+    def test_refusing_a_constant_names_the_buffer_and_its_line(self):
+        class Rope(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                f = torch.outer(torch.arange(8).float(), torch.rand(2))
+                self.register_buffer("freqs_cis", torch.polar(torch.ones_like(f), f))
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rope = Rope()
+
+            def forward(self, x):
+                freqs = self.rope.freqs_cis[:x.shape[0]]
+                return torch.view_as_real(torch.view_as_complex(x) * freqs)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(Net(), (torch.randn(8, 2, 2),))
+        msg = str(e.exception).splitlines()
+        self.assertIn("the module's tensor 'rope.freqs_cis' is a torch.complex64 constant",
+                      msg[0])
+        self.assertEqual(msg[1], f"  from {line_of(Net.forward, 'freqs = ')} in forward: "
+                                 "freqs = self.rope.freqs_cis[:x.shape[0]]")
+
 
 if __name__ == "__main__":
     unittest.main()
