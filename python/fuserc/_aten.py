@@ -43,11 +43,6 @@ _UNSUPPORTED_PRODUCTS = {"einsum", "_scaled_dot_product_flash_attention",
 _F32 = torch.float32
 
 
-def _packet(node):
-    t = node.target
-    if hasattr(t, "overloadpacket"):
-        return t.overloadpacket.__name__, t._overloadname
-    return getattr(t, "__name__", str(t)), ""
 
 
 def _cast(ctx, v, dtype):
@@ -255,7 +250,10 @@ def convert(ctx):  # noqa: C901 - one dispatch table
         if isinstance(src, _convert.Unsupported):
             raise _convert.ExportError(src.message)
         ctx.fail("getitem of a value that has one result")
-    name, overload = _packet(node)
+    packet = _convert.aten_name(node.target)
+    if packet is None:  # prims.where(c, a, b) is not aten.where(c): read none by its name
+        raise ctx.unsupported("an op outside ATen, which the exporter does not read")
+    name, overload = packet
     inplace = name.endswith("_") and not name.startswith("_") and name not in ("copy_",)
     base = name[:-1] if inplace else name
     r = _convert_functional(ctx, base, overload, name)

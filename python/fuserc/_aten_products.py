@@ -16,10 +16,9 @@ _F32 = torch.float32
 
 
 def _packet(node):
-    t = node.target
-    if hasattr(t, "overloadpacket"):
-        return t.overloadpacket.__name__
-    return getattr(t, "__name__", str(t))
+    """The ATen name of node's op ('' for another namespace's)."""
+    packet = _convert.aten_name(node.target)
+    return packet[0] if packet is not None else ""
 
 
 def _tf32(dtype):

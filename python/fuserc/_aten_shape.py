@@ -5,7 +5,8 @@ import torch
 
 from . import _convert
 from ._graph import Value
-from ._symbolic import MAX_MULTIPLE, Extent, ceildiv, mod, product, quotient
+from ._symbolic import (MAX_MULTIPLE, Extent, ceildiv, mod, product, provably_nonnegative,
+                        quotient)
 from ._trace import MASK_INDEXING
 
 _F32 = torch.float32
@@ -37,17 +38,31 @@ def _reshape_shape(ctx, shape):
     return out
 
 
-def _bound(e, extent):
+def _bound(ctx, e, extent):
     """A slice bound: an int (negatives from the end: `S-1` of an extent `S` is -1), a symbol,
-    or an extent expression."""
+    or an extent expression. A symbolic bound that is negative at every size (`-S`, MPT's
+    `mask[-S:]`) counts from the end as in PyTorch: `extent - S`, clamped at 0 where that is a
+    negative number; an expression fuserc may find negative is refused."""
     if e.is_constant:
         return e.constant
     if e.symbol is not None:
         return e.symbol
-    if extent is not None:
-        d = e - extent
-        if d.is_constant and d.constant < 0:
-            return d.constant
+    d = e - extent
+    if d.is_constant and d.constant < 0:
+        return d.constant
+    values = [e.evaluate(sv) for sv in ctx.conv.sizes]
+    if all(v < 0 for v in values):
+        if not provably_nonnegative(-e):
+            ctx.fail(f"a slice bound {e.text()} that is negative at the traced sizes but may "
+                     "not be at others")
+        w = e + extent
+        if w.is_constant:
+            return max(0, w.constant)
+        if not provably_nonnegative(w) and any(
+                w.evaluate(sv) < 0 for sv in ctx.conv.sizes):
+            ctx.fail(f"a slice bound {e.text()} from the end of an extent {extent.text()}, "
+                     "which PyTorch clamps at 0 where it is longer, as a fuserc graph cannot")
+        return _bound(ctx, w, extent)
     return e.json()
 
 
@@ -72,9 +87,9 @@ def _slice(ctx, x, dim, start, end, step=1):
             ctx.learn(n)
             start, end = Extent(first), first + step * (n - 1) + 1
     if start is not None:
-        starts[dim] = _bound(start, extent)
+        starts[dim] = _bound(ctx, start, extent)
     if end is not None:
-        ends[dim] = _bound(end, extent)
+        ends[dim] = _bound(ctx, end, extent)
     steps[dim] = step
     return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
 
@@ -454,14 +469,16 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return Value(ctx.base(), ctx.out_dtype(), ctx.out_shape(), uninitialized=True)
     if name == "arange":
         shape, dtype = ctx.out_shape(), ctx.out_dtype()
-        if overload == "default":
-            start, step = 0, 1
-        elif overload == "start":
-            start, step = ctx.const(0), 1
-        else:
-            start, step = ctx.const(0), ctx.const(2, "step", 1)
-        return ctx.emit("iota", [], length=_json_shape(ctx, shape, "arange")[0], start=start,
-                        step=step, dtype=dtype)
+        step = ctx.const(2, "step", 1) if overload not in ("default", "start") else 1
+        start = _size_arg(ctx, 0, "start") if overload != "default" else 0
+        length = _json_shape(ctx, shape, "arange")[0]
+        if not isinstance(start, Value):
+            return ctx.emit("iota", [], length=length, start=start, step=step, dtype=dtype)
+        # A start that is a size (torch.arange(P, S + P) over a KV cache of P positions,
+        # MPT's torch.arange(1 - S, 1)): an iota from 0 plus the size's value.
+        i64 = torch.int64
+        r = ctx.tmp("iota", [], i64, shape, length=length, start=0, step=step, dtype=i64)
+        return _cast(ctx, ctx.tmp("add", [r, start], i64, shape), dtype)
     # ---- random
     if name in ("rand", "randn", "rand_like", "randn_like", "uniform", "normal", "bernoulli",
                 "native_dropout", "dropout"):
@@ -482,14 +499,26 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     return None
 
 
+def _size_arg(ctx, i, kw, default=None):
+    """An int argument that may change with the sizes (a size, or minus one: MPT's
+    torch.arange(1 - S, 1)): the number, or a rank-0 i64 Value of the size at run time."""
+    raw = ctx._raw(i, kw, default)
+    if not all(isinstance(r, int) and not isinstance(r, bool) for r in raw) or \
+            all(r == raw[0] for r in raw):
+        return ctx.const(i, kw, default)
+    if all(r < 0 for r in raw):
+        return ctx.conv.size_value(ctx, -ctx.conv.extent(ctx, [-r for r in raw]))
+    return ctx.conv.size_value(ctx, ctx.conv.extent(ctx, raw))
+
+
 def _triangle(ctx, name):
     """triu / tril: x where column - row >= diagonal (triu) or <= diagonal (tril), else 0; the
     row and column numbers are `iota`s over the last two extents."""
     x = ctx.tensor(0)
-    diagonal = ctx.const(1, "diagonal", 0)
+    diagonal = _size_arg(ctx, 1, "diagonal", 0)  # a size (tril(diagonal=P)): its value
     if x.rank < 2:
         ctx.fail(f"{name} of a tensor of rank {x.rank}")
-    if not isinstance(diagonal, int):
+    if not isinstance(diagonal, (int, Value)) or isinstance(diagonal, bool):
         ctx.fail(f"{name} with a diagonal {diagonal!r} that is not an integer")
     rows, cols = x.shape[-2], x.shape[-1]
     r_len, c_len = _json_shape(ctx, [rows, cols], name)

@@ -11,7 +11,7 @@ import torch.utils._pytree as pytree
 
 from ._graph import GraphBuilder, Size, Value
 from ._symbolic import Extent, resolve, resolve_multiple, resolve_product
-from ._trace import ExportError, user_location
+from ._trace import ATEN_NAMESPACES, ExportError, op_namespace, user_location
 
 _MISSING = object()
 
@@ -46,7 +46,7 @@ def target_name(node):
         return f"constant {t}"
     name = getattr(t, "__name__", None) or str(t)
     if hasattr(t, "overloadpacket"):
-        return f"aten.{t.overloadpacket.__name__}.{t._overloadname}"
+        return f"{op_namespace(t)}.{t.overloadpacket.__name__}.{t._overloadname}"
     return getattr(t, "__module__", "") + "." + name if name == "getitem" else name
 
 
@@ -77,7 +77,19 @@ _WRITES_OTHER_ARGS = ("native_batch_norm", "_native_batch_norm_legit")
 
 def _writes_other_args(node):
     t = node.target
-    return hasattr(t, "overloadpacket") and t.overloadpacket.__name__ in _WRITES_OTHER_ARGS
+    return op_namespace(t) == "aten" and t.overloadpacket.__name__ in _WRITES_OTHER_ARGS
+
+
+def aten_name(target):
+    """(name, overload) of an ATen op (or a test stand-in for one: ATEN_NAMESPACES), None for
+    an op of another namespace (prims.where is not aten.where), (its name, "") for a Python
+    callable."""
+    ns = op_namespace(target)
+    if ns is None:
+        return getattr(target, "__name__", str(target)), ""
+    if ns not in ATEN_NAMESPACES:
+        return None
+    return target.overloadpacket.__name__, target._overloadname
 
 
 def _is_inplace(node):
@@ -245,12 +257,15 @@ class ReturnSpec:
 
 class Converter:
     def __init__(self, traces, sizes, inputs, name, ranges, table, constant_names=None,
-                 buffers=None):
+                 buffers=None, hints=None, qualified=None):
         """`table(ctx)`: the value of one traced node (see _aten.convert). `constant_names`:
         id of a tensor the trace holds as a constant (a module's buffer) -> its graph name.
         `buffers`: ids of those tensors that are a module's buffers, which the function may
         update in place: such a buffer becomes an input (no `data`) written in place, and
-        `updated_buffers` (graph name -> id) lists them after run()."""
+        `updated_buffers` (graph name -> id) lists them after run(). `hints`: a symbol's
+        example size, where trace A is not at it (an example size of 1: see _trace).
+        `qualified`: a constant's graph name -> the module's name for it (errors say it)."""
+        self.qualified = qualified or {}
         self.table = table
         self.constant_names = constant_names or {}
         self.buffers = set(buffers or ())
@@ -273,7 +288,7 @@ class Converter:
         self.requirements = []  # sizes assumed to be multiples (see require)
         self.extents = {}  # graph name of a node's result -> its shape (json extents)
         for s in sorted(sizes[0]):
-            entry = {"hint": max(1, sizes[0][s])}
+            entry = {"hint": max(1, (hints or {}).get(s, sizes[0][s]))}
             lo, hi = (ranges or {}).get(s, (None, None))
             if lo is not None:
                 entry["min"] = int(lo)
@@ -409,7 +424,11 @@ class Converter:
             return hit[1]
         from ._dtypes import NAME_OF
         if t.dtype not in NAME_OF:
-            ctx.fail(f"a constant tensor of dtype {t.dtype}, which fuserc graphs do not have")
+            name = self.constant_names.get(id(t))
+            what = f"the module's tensor {self.qualified.get(name, name)!r}" if name else \
+                "a tensor the function closes over"
+            ctx.fail(f"{what} is a {t.dtype} constant, which fuserc graphs do not have (keep "
+                     "such tensors outside the exported function, or store them as real ones)")
         name = self.g.fresh(self.constant_names.get(id(t), base))
         shape = [int(d) for d in t.shape]
         self.g.add_constant(name, t.dtype, shape, t)
@@ -497,6 +516,12 @@ class Converter:
 
     def describe(self, node, message):
         where = user_location(node)
+        if not where and node.op == "get_attr":  # a constant: where it is first used
+            order = getattr(self, "order", {})
+            for user in sorted(node.users, key=lambda u: order.get(u, len(order))):
+                where = user_location(user)
+                if where:
+                    break
         return (f"fuserc.export: {target_name(node)} ('{node.name}'): {message}" +
                 (f"\n  from {where}" if where else ""))
 

@@ -15,7 +15,7 @@ import traceback
 import torch
 import torch.utils._pytree as pytree
 
-from . import _symbolic
+from . import _decomp, _symbolic
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -118,7 +118,8 @@ def _symbol_values(inputs, dynamic):
 
 def _inputs_at(inputs, dynamic, sizes, k):
     """The traced arguments with the symbols at `sizes` (trace k > 0 also moves the numbers, so
-    that a number read as a Python value shows up as a difference between traces)."""
+    that a number read as a Python value shows up as a difference between traces; trace 0 keeps
+    the example tensors where their sizes are the example's)."""
     out = []
     for i in inputs:
         if i.kind == "scalar":
@@ -128,12 +129,15 @@ def _inputs_at(inputs, dynamic, sizes, k):
             out.append(torch.tensor(v, dtype=i.scalar_dtype))
             continue
         t = i.value
-        if k == 0 or i.parameter is not None:  # parameters keep their (fixed) shape
+        if i.parameter is not None:  # parameters keep their (fixed) shape
             out.append(t)
             continue
         shape = list(t.shape)
         for dim, sym in (dynamic or {}).get(i.name, {}).items():
             shape[dim] = sizes[sym]
+        if k == 0 and shape == list(t.shape):
+            out.append(t)
+            continue
         if t.dtype.is_floating_point:
             out.append(torch.randn(shape).to(t.dtype))
         else:
@@ -142,38 +146,45 @@ def _inputs_at(inputs, dynamic, sizes, k):
 
 
 def _trace_sizes(base, ranges, multiples=None):
-    """The symbol values of traces B and C: _symbolic's primes, or where `ranges` bounds a
-    symbol, other primes (else other integers) inside its range; all distinct. With
+    """The symbol values of the three traces. Traces B and C: _symbolic's primes, or where
+    `ranges` bounds a symbol, other primes (else other integers) inside its range; all
+    distinct. Trace A: the example sizes, except that a symbol whose example size is 0 or 1
+    (an example batch of 1) is traced at a third such size where its range has one: PyTorch
+    decomposes some ops differently at a size of 1 (1.13's matmul of a permuted tensor), and
+    the three traces must run the same ops (the example size stays the symbol's hint). With
     `multiples` (symbol -> m), m times those."""
     names = sorted(base)
     used = set()
-    b, c = {}, {}
+    a, b, c = dict(base), {}, {}
     for j, s in enumerate(names):
         lo, hi = (ranges or {}).get(s, (None, None))
         lo = 1 if lo is None else int(lo)
         m = (multiples or {}).get(s, 1)
+        want = 3 if base[s] <= 1 else 2
         picked = []
 
         def take(v):
             v *= m
-            if (hi is None or v <= hi) and v >= lo and v not in used and v != base[s] and \
-                    v not in picked and len(picked) < 2:
+            if (hi is None or v <= hi) and v >= max(lo, 2 if len(picked) >= 2 else lo) and \
+                    v not in used and v != base[s] and v not in picked and len(picked) < want:
                 picked.append(v)
         take(_symbolic.PRIMES_B[j])
         take(_symbolic.PRIMES_C[j])
-        if len(picked) < 2 and hi is not None:
+        if len(picked) < want and hi is not None:
             top = int(hi) // m
             for v in _symbolic.primes_below(top + 1)[::-1] + list(range(top, 0, -1)):
                 take(v)
-        elif len(picked) < 2:  # the example size is one of the primes
+        elif len(picked) < want:  # the example size is one of the primes, or is 0 or 1
             for v in _symbolic.primes_below(200)[4:]:
                 take(v)
         if len(picked) < 2:
             raise ExportError(f"fuserc.export: the range of symbol {s!r} leaves too few sizes "
                               "to trace at (fuserc traces at two more sizes of each symbol)")
         used.update(picked)
-        b[s], c[s] = picked
-    return [base, b, c]
+        b[s], c[s] = picked[:2]
+        if len(picked) == 3:  # else the range holds no other size: trace A stays at 0 or 1
+            a[s] = picked[2]
+    return [a, b, c]
 
 
 # A symbol's example size keeps its factors from this number in the traces at multiples.
@@ -181,7 +192,8 @@ _MULTIPLES_OF = 2 ** 4 * 3 ** 2 * 5 * 7
 
 
 def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None):
-    """Three Traces of fn and the symbol values of each (a list of dicts).
+    """Three Traces of fn, the symbol values of each (a list of dicts) and the example sizes
+    (the symbols' hints, which trace A is not at where one is 0 or 1: see _trace_sizes).
 
     Where the function traces at the example sizes but not at the primes (a view that splits
     an extent in pairs needs an even one), it is traced again at multiples of primes: each
@@ -201,7 +213,23 @@ def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None):
             rest = [_trace_once(fn, inputs, dynamic, tracer, what, sizes[k], k) for k in (1, 2)]
         except ExportError:
             raise e from None
-    return [first] + rest, sizes
+    return [first] + rest, sizes, base
+
+
+# The namespaces whose ops the converter reads by name: ATen's, and the one the tests register
+# stand-ins for PyTorch 2's ATen ops under on PyTorch 1.13 (same schema and semantics).
+ATEN_NAMESPACES = ("aten", "fuserc_test")
+
+
+def op_namespace(target):
+    """The namespace of an op overload ("aten", "prims", ...), or None for a Python callable."""
+    packet = getattr(target, "overloadpacket", None)
+    if packet is None:
+        return None
+    qualified = getattr(packet, "_qualified_op_name", "") or ""
+    if "::" in qualified:
+        return qualified.split("::")[0]
+    return getattr(target, "namespace", None) or "aten"
 
 
 def _data_dependent_op(e):
@@ -213,7 +241,7 @@ def _data_dependent_op(e):
     packet = getattr(func, "overloadpacket", None)
     if packet is None:
         return str(func) if func is not None else "an op"
-    return f"aten.{packet.__name__}.{func._overloadname}"
+    return f"{op_namespace(func)}.{packet.__name__}.{func._overloadname}"
 
 
 def _cumulative_batch_norm(e):
@@ -233,7 +261,8 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
     `retry`: another size might trace)."""
     args = _inputs_at(inputs, dynamic, sz, k)
     try:
-        return _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
+        with _decomp.PythonOps():
+            return _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
     except ExportError:
         raise
     except Exception as e:  # noqa: BLE001 - reported with the sizes that failed
@@ -279,10 +308,12 @@ def _decompositions():
     wanted = [getattr(aten, n) for n in (
         "elu", "softplus", "hardsigmoid", "hardswish", "mish", "leaky_relu", "hardtanh",
         "threshold", "logit", "addcmul", "addcdiv", "native_group_norm", "logsumexp",
-        "nan_to_num", "xlogy", "std", "std_mean", "glu", "silu_backward", "celu", "selu",
-        "softshrink", "hardshrink", "rms_norm", "linalg_vector_norm", "norm", "repeat", "roll")
+        "xlogy", "glu", "silu_backward", "celu", "selu", "rms_norm", "repeat", "roll")
         if hasattr(aten, n)]
     table = dict(get_decompositions(wanted))
+    # Norms, nan_to_num, softshrink, hardshrink: fuserc's own, in ATen ops (PyTorch 1.13's give
+    # prims ops); std and std_mean the converter reads itself (var_mean and sqrt).
+    table.update(_decomp.table())
     # Their in-place forms (nn.Hardswish(inplace=True) in every torchvision MobileNetV3
     # block): the out-of-place decomposition copied into the tensor, where PyTorch has none.
     for op, fn in list(table.items()):

@@ -90,11 +90,12 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     tracer = tracer or default_tracer()
     if tracer not in ("export", "make_fx"):
         raise ValueError(f"fuserc.export: tracer must be 'export' or 'make_fx', not {tracer!r}")
-    traces, sizes = trace(traced, inputs, dynamic, tracer, what, ranges)
+    traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges)
     def convert(sizes, ranges):
         conv = Converter(traces, sizes, inputs, name, ranges, convert_node,
                          module.constant_names if module else None,
-                         module.buffer_ids if module else None)
+                         module.buffer_ids if module else None, hints,
+                         module.constants if module else None)
         return conv, conv.run()
     conv, (graph, returns) = convert(sizes, ranges)
     # A symbol the function needs to be a multiple of m (a view into windows of m, traced only

@@ -153,7 +153,7 @@ class ExportTest(unittest.TestCase):
         pkg_dir = os.path.dirname(fuserc.__file__)
         layers = ["export", "_module", "_aten", "_aten_nn", "_aten_resample", "_aten_attention",
                   "_aten_norm", "_aten_products", "_aten_shape",
-                  "_convert", "_trace", "_graph", "_symbolic"]
+                  "_convert", "_trace", "_decomp", "_graph", "_symbolic"]
         for k, mod in enumerate(layers):
             with open(os.path.join(pkg_dir, mod + ".py")) as f:
                 tree = ast.parse(f.read())
@@ -457,6 +457,159 @@ class FloorDivisionTest(unittest.TestCase):
         self.assertEqual(msg[1], f"  from {line_of(Net.forward, 'self.bn(')} in forward: "
                                  "return self.bn(self.conv(x))")
         fuserc.export(net.eval(), (torch.randn(2, 3, 6, 6),))  # the running statistics: fine
+
+
+def bert_attention(x, wq, wk, wv):
+    """BERT-style self-attention over [B, S, 32] in 4 heads of 8 (PyTorch 1.13's matmul runs
+    other ops where B or S is 1)."""
+    b, s, _ = x.shape
+
+    def heads(w):
+        return (x @ w).view(b, s, 4, 8).transpose(1, 2)
+    q, k, v = heads(wq), heads(wk), heads(wv)
+    att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(8), dim=-1)
+    return torch.matmul(att, v).transpose(1, 2).reshape(b, s, 32)
+
+
+CAUSAL_16 = torch.ones(16, 16).tril()
+
+
+def mpt_masks(x):
+    """MPT's causal_mask[-s_q:, -s_k:]: of a mask of the sequence length and of a fixed one."""
+    s = x.shape[1]
+    m = torch.ones(s, s).tril()
+    return x[:, None, :, None] * m[-s:, -s:] + CAUSAL_16[-s:, -s:]
+
+
+def norms_and_shrinks(x):
+    """Ops that PyTorch 1.13's decompositions write with prims ops: fuserc's own instead."""
+    inf = x.masked_fill(x > 1.5, float("inf")).masked_fill(x < -1.5, float("-inf"))
+    return (F.normalize(x, p=2, dim=1), x.norm(), x.norm(dim=-1), torch.norm(x, p=1, dim=-1),
+            torch.linalg.vector_norm(x, float("inf"), dim=0, keepdim=True),
+            *torch.std_mean(x, -1), torch.nan_to_num(x / (x > 0)), torch.nan_to_num(inf, 7.0),
+            F.softshrink(x, 0.3), F.hardshrink(x))
+
+
+def repeat_kv(keys, sin):
+    """mistral's repeat_kv (heads of [B, S, 2, 4] twice each), GPT-J's duplicate_interleave,
+    and a flattened repeat."""
+    return (torch.repeat_interleave(keys, repeats=2, dim=2), sin.repeat_interleave(2, -1),
+            sin.repeat_interleave(3))
+
+
+def cache_positions(idx, past):
+    """HF decode positions after a KV cache of P, MPT's ALiBi distances, the causal mask over
+    cache and new positions."""
+    s, p = idx.shape[1], past.shape[1]
+    pos = torch.arange(p, s + p, dtype=torch.long).unsqueeze(0) + idx
+    keys = torch.cat([past, pos[..., None].float().expand(-1, -1, 4)], dim=1)
+    alibi = torch.arange(1 - s, 1, dtype=torch.int32).view(1, s) * 0.5
+    causal = torch.ones(s, keys.shape[1], dtype=torch.bool).tril(diagonal=p)
+    return keys, alibi, causal, torch.ones(s, s).triu(diagonal=1 - s)
+
+
+def full_of_ints(x, logits):
+    """torch.full with an int fill value is int64 (float32 under 1.13's fake tensors)."""
+    return torch.full((3,), 2) + x, F.cross_entropy(logits, torch.full((3,), 2)), \
+        torch.full((3,), True) & (x > 1)
+
+
+class ProbeFixesTest(unittest.TestCase):
+    """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
+
+    def test_example_batch_and_sequence_of_one(self):
+        """An example size of 1 (the usual inference example): trace A is at another size,
+        so the three traces run the same ops; the hint stays the example's 1."""
+        w = [torch.randn(32, 32) * 0.2 for _ in range(3)]
+        dynamic = {"x": {0: "B", 1: "S"}}
+        graph = fuserc.export(bert_attention, (torch.randn(1, 1, 32), *w), dynamic=dynamic)
+        self.assertEqual(graph["symbols"], {"B": {"hint": 1}, "S": {"hint": 1}})
+        pkg = fuserc.compile(graph, arch=["sm_80"])
+        for b, s in ((1, 1), (2, 5), (3, 1), (1, 7)):
+            x = torch.randn(b, s, 32)
+            torch.testing.assert_close(pkg(x, *w), bert_attention(x, *w), msg=f"B={b}, S={s}")
+
+    def test_negative_symbolic_slice_bounds_count_from_the_end(self):
+        dynamic = {"x": {0: "B", 1: "S"}}
+        graph = fuserc.export(mpt_masks, (torch.randn(2, 8),), dynamic=dynamic,
+                              ranges={"S": (1, 16)})
+        starts = [op["starts"] for op in graph["ops"] if op["op"] == "slice"]
+        self.assertIn(["-S+16", 0], starts)  # -S from the end of 16
+        pkg = fuserc.compile(graph, arch=["sm_80"])
+        for b, s in ((2, 8), (3, 5), (1, 16)):
+            x = torch.randn(b, s)
+            torch.testing.assert_close(pkg(x), mpt_masks(x), msg=f"B={b}, S={s}")
+
+
+    def test_norms_nan_to_num_and_shrinks(self):
+        dynamic = {"x": {0: "N"}}
+        pkg = fuserc.compile(norms_and_shrinks, (torch.randn(4, 32),), dynamic=dynamic,
+                             arch=["sm_80"])
+        for n in (4, 7):
+            x = torch.randn(n, 32)
+            for k, (got, want) in enumerate(zip(pkg(x), norms_and_shrinks(x))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at N={n}")
+
+    def test_refuses_ops_outside_aten_by_their_namespace(self):
+        """prims.where(c, a, b) is not aten.where(c) (nonzero): refused as a prims op."""
+        def pick(x):
+            return torch.ops.prims.where(x > 0, x, x * 2)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(pick, (torch.randn(3),))
+        msg = str(e.exception).splitlines()
+        self.assertEqual(msg[0], "fuserc.export: prims.where.default ('where'): cannot express "
+                         "prims.where.default (an op outside ATen, which the exporter does "
+                         "not read) in a fuserc graph")
+        self.assertIn(line_of(pick, "prims.where"), msg[1])
+
+    def test_repeat_interleave_with_an_int_count(self):
+        dynamic = {"keys": {0: "B", 1: "S"}, "sin": {0: "S"}}
+        args = (torch.randn(2, 5, 2, 4), torch.randn(5, 4))
+        pkg = fuserc.compile(repeat_kv, args, dynamic=dynamic, arch=["sm_80"])
+        for b, s in ((2, 5), (3, 7)):
+            args = (torch.randn(b, s, 2, 4), torch.randn(s, 4))
+            for k, (got, want) in enumerate(zip(pkg(*args), repeat_kv(*args))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at B={b}, S={s}")
+
+    def test_arange_and_triangle_diagonal_at_sizes(self):
+        dynamic = {"idx": {1: "S"}, "past": {1: "P"}}
+        args = (torch.randint(0, 9, (2, 3)), torch.randn(2, 5, 4))
+        pkg = fuserc.compile(cache_positions, args, dynamic=dynamic, arch=["sm_80"],
+                             ranges={"P": (0, 32)})
+        for s, p in ((3, 5), (1, 9), (4, 0)):
+            args = (torch.randint(0, 9, (2, s)), torch.randn(2, p, 4))
+            for k, (got, want) in enumerate(zip(pkg(*args), cache_positions(*args))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at S={s}, P={p}")
+
+    def test_full_takes_the_fill_values_dtype(self):
+        args = (torch.tensor([1, 2, 3]), torch.randn(3, 8))
+        pkg = fuserc.compile(full_of_ints, args, arch=["sm_80"])
+        for k, (got, want) in enumerate(zip(pkg(*args), full_of_ints(*args))):
+            self.assertEqual(got.dtype, want.dtype, f"output {k}")
+            torch.testing.assert_close(got, want, msg=f"output {k}")
+
+    def test_refusing_a_constant_names_the_buffer_and_its_line(self):
+        class Rope(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                f = torch.outer(torch.arange(8).float(), torch.rand(2))
+                self.register_buffer("freqs_cis", torch.polar(torch.ones_like(f), f))
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rope = Rope()
+
+            def forward(self, x):
+                freqs = self.rope.freqs_cis[:x.shape[0]]
+                return torch.view_as_real(torch.view_as_complex(x) * freqs)
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(Net(), (torch.randn(8, 2, 2),))
+        msg = str(e.exception).splitlines()
+        self.assertIn("the module's tensor 'rope.freqs_cis' is a torch.complex64 constant",
+                      msg[0])
+        self.assertEqual(msg[1], f"  from {line_of(Net.forward, 'freqs = ')} in forward: "
+                                 "freqs = self.rope.freqs_cis[:x.shape[0]]")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,155 @@
+"""Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
+decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
+(F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
+and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
+and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
+_trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
+of fuserc."""
+import math
+
+import torch
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None):
+    """torch.linalg.vector_norm of a real tensor: sum(|x|^ord)^(1/ord) over `dim` (all dims
+    where None or empty), max |x| for inf, min |x| for -inf, the count of non-zeros for 0;
+    16-bit floats computed in f32 and rounded once (as PyTorch's reference)."""
+    if x.is_complex():
+        raise NotImplementedError("vector norm of a complex tensor")
+    if dtype is not None:
+        x = x.to(dtype)
+    out_dtype = x.dtype
+    if x.dtype in _HALF:
+        x = x.to(torch.float32)
+    if dim is None:
+        dims = list(range(x.dim()))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        if not dims:
+            dims = list(range(x.dim()))
+    ord = float(ord)
+    if ord == 0:
+        r = (x != 0).to(x.dtype).sum(dims, keepdim)
+    elif ord == math.inf:
+        r = x.abs().amax(dims, keepdim)
+    elif ord == -math.inf:
+        r = x.abs().amin(dims, keepdim)
+    elif ord == 1:
+        r = x.abs().sum(dims, keepdim)
+    elif ord == 2:
+        r = (x * x).sum(dims, keepdim).sqrt()
+    else:
+        r = x.abs().pow(ord).sum(dims, keepdim).pow(1.0 / ord)
+    return r.to(out_dtype)
+
+
+def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return _vector_norm(x, ord, dim, keepdim, dtype)
+
+
+def norm(x, p=2, dim=None, keepdim=False, *, dtype=None):
+    """aten.norm's overloads (Scalar, ScalarOpt_dim, ScalarOpt_dtype, ScalarOpt_dim_dtype):
+    p None is 2."""
+    return _vector_norm(x, 2 if p is None else p, dim, keepdim, dtype)
+
+
+def nan_to_num(x, nan=None, posinf=None, neginf=None):
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    info = torch.finfo(x.dtype)
+    y = x.masked_fill(x.isnan(), 0.0 if nan is None else nan)
+    y = y.masked_fill(x == math.inf, info.max if posinf is None else posinf)
+    return y.masked_fill(x == -math.inf, info.min if neginf is None else neginf)
+
+
+def softshrink(x, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0 (nan too, as PyTorch's kernel)."""
+    zero = torch.zeros_like(x)
+    return torch.where(x > lambd, x - lambd, torch.where(x < -lambd, x + lambd, zero))
+
+
+def hardshrink(x, lambd=0.5):
+    """0 in [-lambd, lambd], else x."""
+    return x.masked_fill((x >= -lambd) & (x <= lambd), 0)
+
+
+def repeat_interleave(x, repeats, dim=None, *, output_size=None):
+    """x.repeat_interleave(int, dim) (mistral's repeat_kv, GPT-J): each element `repeats`
+    times along dim (the flattened x where dim is None), by unsqueeze, expand and reshape
+    (PyTorch 1.13 computes it through the data-dependent repeat_interleave.Tensor)."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    dim = dim % x.dim() if x.dim() else 0
+    if x.dim() == 0:
+        x = x.reshape(1)
+    shape = list(x.shape)
+    wide = shape[:dim + 1] + [repeats] + shape[dim + 1:]
+    shape[dim] = shape[dim] * repeats
+    return x.unsqueeze(dim + 1).expand(wide).reshape(shape)
+
+
+class PythonOps:
+    """While tracing: torch.repeat_interleave and Tensor.repeat_interleave with an int count
+    are `repeat_interleave` above. (An entry of make_fx's decomposition table would not be
+    used: the op is CompositeImplicitAutograd, which PyTorch 1.13 decomposes in C++ before the
+    tracer sees it, into the data-dependent repeat_interleave.Tensor.) Any other call is
+    PyTorch's."""
+
+    def __enter__(self):
+        self.saved = [(torch, "repeat_interleave", torch.repeat_interleave,
+                       "repeat_interleave" in vars(torch)),
+                      (torch.Tensor, "repeat_interleave", torch.Tensor.repeat_interleave,
+                       "repeat_interleave" in vars(torch.Tensor))]
+        for owner, name, original, _ in self.saved:
+            setattr(owner, name, _int_repeats(original))
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, original, own in self.saved:
+            if own:
+                setattr(owner, name, original)
+            else:
+                delattr(owner, name)
+
+
+def _int_repeats(original):
+    def call(x, repeats=None, dim=None, **kwargs):
+        if isinstance(x, torch.Tensor) and isinstance(repeats, int) and \
+                not isinstance(repeats, bool) and set(kwargs) <= {"output_size"}:
+            return repeat_interleave(x, repeats, dim)
+        args = (x,) if repeats is None else (x, repeats)
+        if dim is not None:
+            kwargs["dim"] = dim
+        return original(*args, **kwargs)
+    return call
+
+
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """torch.full with no dtype takes the fill value's (int64 for an int, bool for a bool), as
+    in eager PyTorch 1.13, where its fake tensors give float32. (With a dtype: NotImplemented,
+    which make_fx 1.13 takes as "trace the op itself".)"""
+    if dtype is not None:
+        return NotImplemented
+    dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 \
+        if isinstance(fill_value, int) else torch.complex64 \
+        if isinstance(fill_value, complex) else torch.get_default_dtype()
+    return torch.ops.aten.full.default(size, fill_value, dtype=dtype, layout=layout,
+                                       device=device, pin_memory=pin_memory)
+
+
+def table():
+    """{op overload: decomposition} for the ops above."""
+    aten = torch.ops.aten
+    out = {}
+    for packet, fn in ((aten.linalg_vector_norm, linalg_vector_norm), (aten.norm, norm),
+                       (aten.nan_to_num, nan_to_num), (aten.softshrink, softshrink),
+                       (aten.hardshrink, hardshrink)):
+        for overload in ("default", "Scalar", "ScalarOpt_dim", "ScalarOpt_dtype",
+                         "ScalarOpt_dim_dtype"):
+            op = getattr(packet, overload, None)
+            if op is not None:
+                out[op] = fn
+    out[aten.full.default] = full
+    return out
