@@ -400,6 +400,13 @@ def resolve(observed, symbol_values, known=()):
         d = observed[0] - symbol_values[0][name]
         if all(o - sv[name] == d for o, sv in zip(observed, symbol_values)):
             return Extent(1, (name,), d)
+    # A sum of two symbols (and a constant): a KV cache of P positions and S new ones,
+    # torch.ones(S, P + S).
+    for k, a in enumerate(names):
+        for b in names[k + 1:]:
+            d = observed[0] - symbol_values[0][a] - symbol_values[0][b]
+            if all(o - sv[a] - sv[b] == d for o, sv in zip(observed, symbol_values)):
+                return Extent(1, (a,), d) + Extent(1, (b,))
     return None
 
 

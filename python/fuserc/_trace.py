@@ -138,8 +138,10 @@ def _inputs_at(inputs, dynamic, sizes, k):
         if k == 0 and shape == list(t.shape):
             out.append(t)
             continue
+        # The tracers see only shapes and dtypes (fake tensors): no values are drawn, as the
+        # sizes at multiples can be large (a 2632 x 4452 image traced in Swin's windows).
         if t.dtype.is_floating_point:
-            out.append(torch.randn(shape).to(t.dtype))
+            out.append(torch.empty(shape, dtype=t.dtype))
         else:
             out.append(torch.zeros(shape, dtype=t.dtype))
     return out

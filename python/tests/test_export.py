@@ -517,6 +517,22 @@ def full_of_ints(x, logits):
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
+    def test_a_size_that_is_a_sum_of_two_symbols(self):
+        """torch.ones(S, P + S) after a KV cache of P positions: P + S is a size of its own,
+        never seen before as an extent (it was refused)."""
+        def f(x, past):
+            s, p = x.shape[1], past.shape[1]
+            m = torch.ones(s, p + s).tril(diagonal=p)
+            return x.sum(-1, keepdim=True) * m[None, :, :1] + m.sum()
+        dynamic = {"x": {0: "B", 1: "S"}, "past": {0: "B", 1: "P"}}
+        args = (torch.randn(2, 5, 4), torch.randn(2, 3, 4))
+        graph = fuserc.export(f, args, dynamic=dynamic)
+        self.assertIn(["S", "P+S"], [op.get("shape") for op in graph["ops"]])
+        pkg = fuserc.compile(f, args, dynamic=dynamic, arch=["sm_80"])
+        for s, p in ((5, 3), (2, 9), (7, 1)):
+            a, b = torch.randn(2, s, 4), torch.randn(2, p, 4)
+            torch.testing.assert_close(pkg(a, b), f(a, b), msg=f"S={s}, P={p}")
+
     def test_example_batch_and_sequence_of_one(self):
         """An example size of 1 (the usual inference example): trace A is at another size,
         so the three traces run the same ops; the hint stays the example's 1."""
