@@ -58,12 +58,28 @@ def _bound(ctx, e, extent):
         w = e + extent
         if w.is_constant:
             return max(0, w.constant)
-        if not provably_nonnegative(w) and any(
-                w.evaluate(sv) < 0 for sv in ctx.conv.sizes):
+        least = _least(w, ctx.conv.g.symbols)
+        if not provably_nonnegative(w) and (least is None or least < 0):
             ctx.fail(f"a slice bound {e.text()} from the end of an extent {extent.text()}, "
                      "which PyTorch clamps at 0 where it is longer, as a fuserc graph cannot")
         return _bound(ctx, w, extent)
     return e.json()
+
+
+def _least(e, symbols):
+    """The least value of `e`, a sum of symbols times integers, over the symbols' ranges
+    (`symbols`: the graph's entries, min 1 by default); None where a symbol with a negative
+    coefficient has no max or `e` is not such a sum."""
+    v = e.const
+    for m, c in e.terms:
+        if len(m) != 1 or not isinstance(m[0], str):
+            return None
+        entry = symbols.get(m[0], {})
+        bound = entry.get("min", 1) if c > 0 else entry.get("max")
+        if bound is None:
+            return None
+        v += c * bound
+    return v
 
 
 def _slice(ctx, x, dim, start, end, step=1):

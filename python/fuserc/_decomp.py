@@ -115,13 +115,17 @@ class PythonOps:
 
 
 def _int_repeats(original):
-    def call(x, repeats=None, dim=None, **kwargs):
+    def call(*args, **kwargs):
+        # torch.repeat_interleave(input, repeats, dim) or x.repeat_interleave(repeats, dim),
+        # each argument positional or by name (`input` / `self`).
+        rest = dict(kwargs)
+        pos = list(args)
+        x = pos.pop(0) if pos else rest.pop("input", rest.pop("self", None))
+        repeats = pos.pop(0) if pos else rest.pop("repeats", None)
+        dim = pos.pop(0) if pos else rest.pop("dim", None)
         if isinstance(x, torch.Tensor) and isinstance(repeats, int) and \
-                not isinstance(repeats, bool) and set(kwargs) <= {"output_size"}:
+                not isinstance(repeats, bool) and not pos and set(rest) <= {"output_size"}:
             return repeat_interleave(x, repeats, dim)
-        args = (x,) if repeats is None else (x, repeats)
-        if dim is not None:
-            kwargs["dim"] = dim
         return original(*args, **kwargs)
     return call
 

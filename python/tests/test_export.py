@@ -517,6 +517,32 @@ def full_of_ints(x, logits):
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
+    def test_a_slice_from_the_end_of_a_buffer_follows_the_range(self):
+        """buf[-S:] of a 23-row buffer is rows 23-S on: exported where S's range keeps it at
+        least 0, refused by the exporter (naming the op) where S may pass 23."""
+        buf = torch.randn(23, 4)
+
+        def tail(x):
+            return buf[-x.shape[0]:] * x
+        x = torch.randn(5, 4)
+        dynamic = {"x": {0: "S"}}
+        pkg = fuserc.compile(tail, (x,), dynamic=dynamic, ranges={"S": (1, 23)}, arch=["sm_80"])
+        for s in (5, 23, 1):
+            y = torch.randn(s, 4)
+            torch.testing.assert_close(pkg(y), tail(y), msg=f"S={s}")
+        with self.assertRaisesRegex(fuserc.ExportError, r"aten\.slice\.Tensor .*a slice bound "
+                                    r"-S from the end of an extent 23"):
+            fuserc.export(tail, (x,), dynamic=dynamic, ranges={"S": (1, 24)})
+
+    def test_repeat_interleave_by_keyword(self):
+        def f(x):
+            return torch.repeat_interleave(input=x, repeats=2, dim=1) + \
+                x.repeat_interleave(repeats=2, dim=1)
+        x = torch.randn(2, 3)
+        pkg = fuserc.compile(f, (x,), dynamic={"x": {0: "B"}}, arch=["sm_80"])
+        for y in (x, torch.randn(4, 3)):
+            torch.testing.assert_close(pkg(y), f(y))
+
     def test_a_size_that_is_a_sum_of_two_symbols(self):
         """torch.ones(S, P + S) after a KV cache of P positions: P + S is a size of its own,
         never seen before as an extent (it was refused)."""
