@@ -112,9 +112,11 @@ TEST_CASE("an extent that can be negative is found, with a binding that shows it
   CHECK(can_be_negative(parse("S-5"), &w));
   CHECK(w == "S = 1 gives -4");
   CHECK_FALSE(can_be_negative(parse("S-1")));
-  // Interval bounds alone say S*S - S >= 1 - 100; over S = 1 + t it is t*t + t >= 0.
-  CHECK(parse("S*S-S").lo() < 0);
+  // Summing the terms' intervals apart says S*S - S >= 1 - 100; its shared factor bounds it as
+  // S * (S - 1) >= 0, as does the proof over S = 1 + t (t*t + t >= 0).
+  CHECK(parse("S*S-S").lo() == 0);
   CHECK_FALSE(can_be_negative(parse("S*S-S")));
+  CHECK(parse("B*H-B").lo() == 0);
   CHECK_FALSE(can_be_negative(parse("B*H-B")));
   CHECK(can_be_negative(parse("H-B"), &w));
   CHECK(w == "B = 1024, H = 1 gives -1023");
