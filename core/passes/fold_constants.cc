@@ -25,14 +25,19 @@ namespace {
 
 constexpr int64_t kFoldMinLimitBytes = 64 * 1024;
 
-bool eligible(const Fusion& f, const Op& op) {
+// Whether the op's results are a function of its operands alone (not random draws, not a
+// forced kernel boundary).
+bool pure(const Op& op) {
   switch (op.info().group) {
     case OpGroup::Random:
     case OpGroup::Control:
-    case OpGroup::Creation:
     case OpGroup::Reserved: return false;
-    default: break;
+    default: return true;
   }
+}
+
+bool eligible(const Fusion& f, const Op& op) {
+  if (!pure(op) || op.info().group == OpGroup::Creation) return false;
   for (const auto& a : op.args)
     if (a.is_literal() && a.literal.is_size()) return false;
   if (op.attrs.value.is_size()) return false;
@@ -46,13 +51,7 @@ bool eligible(const Fusion& f, const Op& op) {
 // full of shape [0, 3]): such a result depends on nothing and folds to an empty constant, so
 // that no kernel is built over an empty domain and a reduction of it folds to its identity.
 bool empty_result(const Fusion& f, const Op& op) {
-  switch (op.info().group) {
-    case OpGroup::Random:
-    case OpGroup::Control:
-    case OpGroup::Reserved: return false;
-    default: break;
-  }
-  if (op.outs.empty()) return false;
+  if (!pure(op) || op.outs.empty()) return false;
   for (ValueId o : op.outs) {
     bool empty = false;
     for (const auto& e : f.value(o).shape) {

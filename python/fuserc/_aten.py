@@ -8,7 +8,7 @@ import operator
 import torch
 
 from . import (_aten_attention, _aten_nn, _aten_norm, _aten_products, _aten_resample,
-               _aten_shape, _convert)
+               _aten_scan, _aten_shape, _convert)
 from ._dtypes import HALF as _HALF
 from ._graph import Value, result_type
 from ._symbolic import Extent
@@ -41,8 +41,6 @@ _UNSUPPORTED_PRODUCTS = {"einsum", "_scaled_dot_product_flash_attention",
                          "linalg_multi_dot", "outer", "ger", "addr", "nll_loss_nd",
                          "nll_loss2d"}
 _F32 = torch.float32
-
-
 
 
 def _cast(ctx, v, dtype):
@@ -290,6 +288,8 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         r = _aten_resample.convert(ctx, name, overload)
     if r is None:
         r = _aten_attention.convert(ctx, name, overload)
+    if r is None:
+        r = _aten_scan.convert(ctx, name, overload)
     if r is not None:
         return r
     if name in _UNSUPPORTED_PRODUCTS:
@@ -318,10 +318,7 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         if name == "div":
             mode = ctx.const(None, "rounding_mode", None)
             if mode is not None:
-                if not ctx.out_dtype().is_floating_point:
-                    raise ctx.unsupported(f"integer division with rounding_mode={mode!r}")
-                q = ctx.tmp("div", [a, b], ctx.out_dtype(), ctx.out_shape())
-                return ctx.emit("trunc" if mode == "trunc" else "floor", [q])
+                return _aten_scan.rounded_division(ctx, a, b, mode)
             return ctx.emit("div", [a, b])
         if not isinstance(a, Value) and not isinstance(b, Value):
             ctx.fail("an op on two numbers")
@@ -387,9 +384,7 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
                 vals = _reduce(ctx, "amax" if name == "max" else "amin", x, [dim], keep)
                 return _convert.Multi([
                     lambda c: c.result(vals),
-                    _convert.Unsupported(ctx.conv.describe(
-                        ctx.node, f"cannot express the indices of {name} (argmax/argmin) in a "
-                              "fuserc graph"))])
+                    lambda c: _aten_scan.arg_reduction(c, x, dim, keep, name == "max")])
             if overload == "default":
                 return ctx.result(_reduce(ctx, "amax" if name == "max" else "amin", x, None,
                                           False))

@@ -149,6 +149,52 @@ def _index_select(ctx, x, dim, idx, out_shape):
 
 
 
+def _broadcast_shape(ctx, shapes):
+    """The shape that `shapes` broadcast to, aligned on the right (NumPy's rule)."""
+    rank = max(len(s) for s in shapes)
+    out = [Extent(1)] * rank
+    for s in shapes:
+        for k, e in enumerate(s):
+            o = rank - len(s) + k
+            if out[o].constant == 1:
+                out[o] = e
+            elif e.constant != 1 and e != out[o]:
+                ctx.fail(f"index tensors of shapes {', '.join(map(str, shapes))}, which do "
+                         "not broadcast")
+    return out
+
+
+def _multi_index(ctx, x, idxs, dims):
+    """x[i0, i1, ...] with integer index tensors on dims `dims`: one index_select of the
+    indexed dims merged into one, at the position i0 * e1 * e2 + i1 * e2 + i2 (the indices
+    broadcast together, negatives counted from the end). Indexed dims separated by a slice
+    go first in the result, as PyTorch puts them (x is permuted so that they lead)."""
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+        order = dims + [d for d in range(x.rank) if d not in dims]
+        x = ctx.tmp("permute", [x], x.dtype, [x.shape[d] for d in order], dims=order)
+        dims = list(range(len(dims)))
+    d, k = dims[0], len(dims)
+    shape = _broadcast_shape(ctx, [i.shape for i in idxs])
+    lin = None
+    for i, dim in zip(idxs, dims):
+        i = _cast(ctx, _wrap_negative(ctx, i, x.shape[dim]), torch.int64)
+        if lin is None:
+            lin = i
+            continue
+        e = x.shape[dim]
+        n = e.constant if e.is_constant else ctx.conv.size_value(ctx, e)
+        scaled = ctx.tmp("mul", [lin, n], torch.int64, lin.shape)
+        lin = ctx.tmp("add", [scaled, i], torch.int64,
+                      _broadcast_shape(ctx, [lin.shape, i.shape]))
+    if lin.shape != shape:
+        lin = ctx.tmp("expand", [lin], torch.int64, shape,
+                      shape=_json_shape(ctx, shape, "an index"))
+    merged = product(x.shape[d:d + k])
+    flat_shape = x.shape[:d] + [merged] + x.shape[d + k:]
+    flat = ctx.tmp("reshape", [x], x.dtype, flat_shape, shape=_reshape_shape(ctx, flat_shape))
+    return _index_select(ctx, flat, d, lin, ctx.out_shape())
+
+
 def _view_groups(ins, outs):
     """The dims of a view as groups (input dims, output dims) whose element counts agree, as
     PyTorch's view pairs them (`ins`, `outs`: the sizes in one trace); None where sizes of 0
@@ -452,8 +498,11 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         if any(isinstance(indices[k], Value) and indices[k].dtype == torch.bool
                for k in given):
             ctx.fail(MASK_INDEXING)
-        if len(given) != 1 or indices[given[0]].dtype not in (torch.int32, torch.int64):
-            raise ctx.unsupported("indexing with several index tensors or a mask")
+        if any(not isinstance(indices[k], Value) or
+               indices[k].dtype not in (torch.int32, torch.int64) for k in given):
+            raise ctx.unsupported("indexing with an index that is not an integer tensor")
+        if len(given) > 1:
+            return ctx.result(_multi_index(ctx, x, [indices[k] for k in given], given))
         dim = given[0]
         idx = _wrap_negative(ctx, indices[dim], x.shape[dim])
         return ctx.result(_index_select(ctx, x, dim, idx, ctx.out_shape()))

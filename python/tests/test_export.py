@@ -654,5 +654,84 @@ class ProbeFixesTest(unittest.TestCase):
                                  "freqs = self.rope.freqs_cis[:x.shape[0]]")
 
 
+def roberta_positions(ids):
+    """RoBERTa's create_position_ids_from_input_ids (padding id 1), as HF writes it."""
+    mask = ids.ne(1).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
+
+
+def last_token_pooling(ids, logits):
+    """GPT-2's sequence classification: the logits at each row's last token before the
+    first padding (id 0), found with argmax, picked with x[arange(B), lengths]."""
+    lengths = torch.eq(ids, 0).int().argmax(-1) - 1
+    lengths = lengths % ids.shape[-1]
+    return logits[torch.arange(ids.shape[0]), lengths]
+
+
+class ScanAndArgReductionTest(unittest.TestCase):
+    """cumsum / cumprod, argmax / argmin and max.dim's indices, indexing with several index
+    tensors, and integer division with a rounding mode (each was refused)."""
+
+    def check(self, f, args, dynamic, sizes):
+        pkg = fuserc.compile(f, args, dynamic=dynamic, arch=["sm_80"])
+        for make in sizes:
+            a = make()
+            got, want = pkg(*a), f(*a)
+            got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+            for k, (g, w) in enumerate(zip(got, want)):
+                self.assertEqual(g.dtype, w.dtype, f"output {k}")
+                torch.testing.assert_close(g, w, equal_nan=True,
+                                           msg=f"output {k} at {[t.shape for t in a]}")
+
+    def test_cumulative_sums_and_products(self):
+        def f(ids, x):
+            return roberta_positions(ids), x.cumsum(1), torch.cumprod(x, dim=-1), \
+                torch.cumsum(ids > 3, 0)
+        ids = torch.tensor([[0, 5, 7, 1, 1], [4, 1, 9, 9, 2]])
+        self.check(f, (ids, torch.rand(2, 5, 3)), {"ids": {0: "B", 1: "S"},
+                                                   "x": {0: "B", 1: "S"}},
+                   [lambda: (ids, torch.rand(2, 5, 3) + 0.5),
+                    lambda: (torch.randint(0, 4, (3, 9)), torch.rand(3, 9, 3) + 0.5),
+                    lambda: (torch.randint(0, 4, (1, 1)), torch.rand(1, 1, 3))])
+
+    def test_arg_reductions_take_the_first_extreme_or_nan(self):
+        def f(x, v):
+            vals, idx = torch.max(x, dim=-1)
+            return x.argmax(1), torch.argmin(x, dim=0, keepdim=True), vals, idx, \
+                torch.min(v, 0)[1], v.argmax()
+        x = torch.tensor([[1., 3., 3.], [2., float("nan"), 2.], [0., 0., -1.]])
+        v = torch.tensor([4, 1, 1, 4], dtype=torch.int32)
+        self.check(f, (x, v), {"x": {0: "B", 1: "N"}, "v": {0: "M"}},
+                   [lambda: (x, v),
+                    lambda: (torch.randint(-2, 2, (5, 7)).float(), torch.randint(0, 3, (9,),
+                                                                                 dtype=torch.int32))])
+
+    def test_last_token_pooling_and_indices_on_several_dims(self):
+        def g(x, i, j):
+            return x[i, :, j], x[:, i, j]
+        ids = torch.tensor([[5, 6, 0, 0], [7, 8, 9, 3]])
+        logits = torch.randn(2, 4, 3)
+        self.check(last_token_pooling, (ids, logits), {"ids": {0: "B", 1: "S"},
+                                                       "logits": {0: "B", 1: "S"}},
+                   [lambda: (ids, torch.randn(2, 4, 3)),
+                    lambda: (torch.randint(0, 3, (5, 6)), torch.randn(5, 6, 3))])
+        x = torch.randn(4, 5, 6)
+        i, j = torch.tensor([[0, -1], [2, 3]]), torch.tensor([5, -2])
+        self.check(g, (x, i, j), {"x": {0: "A", 1: "C", 2: "D"}, "i": {0: "K"}},
+                   [lambda: (torch.randn(4, 5, 6), i, j),
+                    lambda: (torch.randn(5, 4, 7), torch.tensor([[3, 0], [1, 2], [-4, 1]]), j)])
+
+    def test_integer_division_rounds_as_pytorch(self):
+        def f(a, b):
+            return a // 3, torch.div(a, b, rounding_mode="trunc"), \
+                torch.div(a, b, rounding_mode="floor"), torch.floor_divide(a.float(), b)
+        a = torch.tensor([7, -7, 6, -6, 0, 5])
+        b = torch.tensor([2, 2, -4, 4, 3, -5])
+        self.check(f, (a, b), {"a": {0: "N"}, "b": {0: "N"}},
+                   [lambda: (a, b),
+                    lambda: (torch.randint(-1000, 1000, (40,)),
+                             torch.randint(1, 9, (40,)) * (torch.randint(0, 2, (40,)) * 2 - 1))])
+
+
 if __name__ == "__main__":
     unittest.main()
