@@ -5,6 +5,7 @@ with a rounding mode (floor_divide, div(rounding_mode=...) of integers). convert
 overload) returns None for other ops."""
 import torch
 
+from . import _convert
 from ._graph import Value
 from ._symbolic import Extent, product
 from ._aten_shape import _cast, _json_shape
@@ -58,6 +59,39 @@ def cumulative(ctx, name):
     return ctx.emit("sum" if name == "cumsum" else "prod", [kept], dims=[d + 1])
 
 
+def _first_extreme(ctx, x, d, largest, taken=None, nan_first=True):
+    """The least position along dim d of x whose value is the largest (smallest) of those not
+    `taken` (a bool mask of x's shape, or None), as an i64 with extent 1 at d. `nan_first`: a
+    NaN is the extreme (PyTorch's argmax, argmin, max, min); else NaN counts as +inf (sort
+    and topk order NaN above every number)."""
+    kshape = list(x.shape)
+    kshape[d] = Extent(1)
+    floating = x.dtype.is_floating_point
+    cand = x
+    if taken is not None:
+        if floating:
+            fill = float("-inf") if largest else float("inf")
+        else:
+            info = torch.iinfo(x.dtype)
+            fill = info.min if largest else info.max
+        cand = ctx.tmp("where", [taken, fill, x], x.dtype, x.shape)
+    if floating and not nan_first:
+        nan = ctx.tmp("isnan", [cand], torch.bool, x.shape)
+        cand = ctx.tmp("where", [nan, float("inf"), cand], x.dtype, x.shape)
+    extreme = ctx.tmp("amax" if largest else "amin", [cand], x.dtype, kshape, dims=[d],
+                      keepdim=True)
+    hit = ctx.tmp("eq", [cand, extreme], torch.bool, x.shape)
+    if floating and nan_first:
+        nan = ctx.tmp("isnan", [cand], torch.bool, x.shape)
+        hit = ctx.tmp("logical_or", [hit, nan], torch.bool, x.shape)
+    if taken is not None:
+        free = ctx.tmp("logical_not", [taken], torch.bool, x.shape)
+        hit = ctx.tmp("logical_and", [hit, free], torch.bool, x.shape)
+    pos = _position(ctx, x.shape[d], d, x.rank)
+    cand_pos = ctx.tmp("where", [hit, pos, _NO_INDEX], _I64, x.shape)
+    return ctx.tmp("amin", [cand_pos], _I64, kshape, dims=[d], keepdim=True)
+
+
 def arg_reduction(ctx, x, dim, keepdim, largest):
     """argmax (largest) / argmin of x along `dim` (None: over all elements, as one flat dim):
     the least position whose value equals the extreme, or is NaN (PyTorch takes a NaN as
@@ -69,27 +103,75 @@ def arg_reduction(ctx, x, dim, keepdim, largest):
         if x.rank != 1:
             x = ctx.tmp("reshape", [x], x.dtype, [numel],
                         shape=_json_shape(ctx, [numel], "a flattened tensor"))
-        d, keepdim = 0, False
+        d = 0
     else:
         d = dim % x.rank
     if x.dtype == torch.bool:
         x = _cast(ctx, x, torch.int32)
-    kshape = list(x.shape)
-    kshape[d] = Extent(1)
-    extreme = ctx.tmp("amax" if largest else "amin", [x], x.dtype, kshape, dims=[d],
-                      keepdim=True)
-    hit = ctx.tmp("eq", [x, extreme], torch.bool, x.shape)
-    if x.dtype.is_floating_point:
-        nan = ctx.tmp("isnan", [x], torch.bool, x.shape)
-        hit = ctx.tmp("logical_or", [hit, nan], torch.bool, x.shape)
-    pos = _position(ctx, x.shape[d], d, x.rank)
-    cand = ctx.tmp("where", [hit, pos, _NO_INDEX], _I64, x.shape)
-    rshape = kshape if keepdim else x.shape[:d] + x.shape[d + 1:]
-    idx = ctx.tmp("amin", [cand], _I64, rshape, dims=[d], keepdim=bool(keepdim) or None)
-    if [e for e in rshape] != [e for e in out_shape]:
+    idx = _first_extreme(ctx, x, d, largest)
+    if [e for e in idx.shape] != [e for e in out_shape]:
         idx = ctx.tmp("reshape", [idx], _I64, out_shape,
                       shape=_json_shape(ctx, out_shape, "an argmax result"))
     return Value(idx.name, idx.dtype, idx.shape)
+
+
+_MAX_RANKED = 64
+
+
+def ranked(ctx, x, k, d, largest):
+    """topk / sort: the k largest (smallest) values along dim d and their positions, in order,
+    as k rounds of the first extreme among the positions not taken yet (ties in position
+    order, as a stable sort). Work grows with k: refused above 64."""
+    if not isinstance(k, int) or k > _MAX_RANKED:
+        ctx.fail(f"{k} elements ranked: fuserc writes topk and sort as one reduction per "
+                 f"element taken, at most {_MAX_RANKED}")
+    if x.dtype == torch.bool:
+        ctx.fail(f"{ctx.name} of a bool tensor")
+    kshape = list(x.shape)
+    kshape[d] = Extent(1)
+    pos = _position(ctx, x.shape[d], d, x.rank)
+    taken, vals, idxs = None, [], []
+    for r in range(k):
+        idx = _first_extreme(ctx, x, d, largest, taken, nan_first=largest)
+        idxs.append(idx)
+        vals.append(ctx.tmp("gather", [x, idx], x.dtype, kshape, dim=d))
+        if r + 1 < k:
+            now = ctx.tmp("eq", [pos, idx], torch.bool, x.shape)
+            taken = now if taken is None else ctx.tmp("logical_or", [taken, now], torch.bool,
+                                                      x.shape)
+    oshape = list(x.shape)
+    oshape[d] = Extent(k)
+    if k == 1:
+        return vals[0], idxs[0]
+    return (ctx.tmp("cat", vals, x.dtype, oshape, dim=d),
+            ctx.tmp("cat", idxs, _I64, oshape, dim=d))
+
+
+def _ranked_op(ctx, name):
+    x = ctx.tensor(0)
+    if x.rank == 0:
+        x = ctx.tmp("reshape", [x], x.dtype, [Extent(1)], shape=[1])
+    if name == "topk":
+        k = ctx.const(1, "k")
+        d = ctx.const(2, "dim", -1) % x.rank
+        largest = ctx.const(3, "largest", True)
+    else:
+        d = ctx.const(1, "dim", -1) % x.rank
+        largest = ctx.const(2, "descending", False)
+        k = x.shape[d].constant
+        if k is None:
+            ctx.fail(f"sort along a symbolic dim ({x.shape[d].json()}): fuserc sorts at most "
+                     f"{_MAX_RANKED} elements, a number known when exporting")
+    vals, idxs = ranked(ctx, x, k, d, largest)
+
+    def item(v, dtype):
+        def make(c):
+            shape = c.out_shape()
+            if [e for e in v.shape] != [e for e in shape]:  # rank 0
+                return c.tmp("reshape", [v], dtype, shape, shape=[])
+            return Value(v.name, dtype, v.shape)
+        return make
+    return _convert.Multi([item(vals, x.dtype), item(idxs, _I64)])
 
 
 def rounded_division(ctx, a, b, mode):
@@ -117,6 +199,8 @@ def convert(ctx, name, overload):
         x = ctx.tensor(0)
         return arg_reduction(ctx, x, ctx.const(1, "dim", None), ctx.const(2, "keepdim", False),
                              name == "argmax")
+    if name == "topk" or (name == "sort" and overload in ("default", "stable")):
+        return _ranked_op(ctx, name)
     if name == "floor_divide":
         return rounded_division(ctx, ctx.arg(0), ctx.arg(1), "floor")
     return None

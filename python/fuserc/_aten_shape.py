@@ -106,6 +106,10 @@ def _slice(ctx, x, dim, start, end, step=1):
         starts[dim] = _bound(ctx, start, extent)
     if end is not None:
         ends[dim] = _bound(ctx, end, extent)
+        if not extent.is_constant and isinstance(ends[dim], int) and ends[dim] > 0:
+            # x[:, :4] of [B, N]: 4 wide where N >= 4, as in every trace; fuserc's extent is
+            # min(N, 4) where N may be less, which no traced extent matches.
+            ctx.conv.at_least(extent, ends[dim])
     steps[dim] = step
     return ctx.g.emit("slice", [x], ctx.base(), starts=starts, ends=ends, steps=steps)
 
