@@ -7,7 +7,11 @@ Two shapes:
   chain  n elementwise ops, each reading the previous result (and every other one the second
          input): one long dependency chain;
   wide   n/10 independent branches of 10 elementwise ops over the same two inputs, one output
-         each: many small kernels that read the same tensors.
+         each: many small kernels that read the same tensors;
+  live   n/3 row sums of [B, N], each materialized (segment_set) and all concatenated at the
+         end: n/3 intermediates alive at once, which the memory plan places side by side
+         (its first fit was cubic in them before 2026-11-27: 355 ms at 40, 0.6 s for a topk of
+         32).
 For each, `fuserc bench GRAPH --frontend-only` (parse to CUDA text, no NVRTC) runs a few times
 and the script prints the median front-end time, the segmentation stage's time (of the last
 run), the compiled kernels (every variant: 32- and 64-bit indexing count twice) and the share of
@@ -60,6 +64,19 @@ def wide(n):
             "ops": ops, "outputs": outs}
 
 
+def live(n):
+    ops, parts = [], []
+    for i in range(n // 3):
+        ops.append({"op": "mul", "args": ["x", i + 1], "out": f"m{i}"})
+        ops.append({"op": "sum", "args": [f"m{i}"], "dims": [1], "keepdim": True, "out": f"r{i}"})
+        ops.append({"op": "segment_set", "args": [f"r{i}"], "out": f"g{i}"})
+        parts.append(f"g{i}")
+    ops.append({"op": "cat", "args": parts, "dim": 1, "out": "y"})
+    return {"fuserc": 1, "name": f"live{n}", "symbols": {"B": {"hint": 64}, "N": {"hint": 1024}},
+            "inputs": [{"name": "x", "dtype": "f32", "shape": ["B", "N"]}],
+            "ops": ops, "outputs": ["y"]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--fuserc", default="build/cmd/fuserc")
@@ -69,7 +86,7 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"{'shape':6} {'ops':>7} {'front end':>12} {'segment':>12} {'kernels':>8}  biggest stage")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in (("chain", chain), ("wide", wide)):
+        for name, make in (("chain", chain), ("wide", wide), ("live", live)):
             for n in sizes:
                 path = os.path.join(tmp, f"{name}{n}.json")
                 with open(path, "w") as f:

@@ -1,6 +1,7 @@
 #include "core/segment/memory_plan.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/base/diagnostics.h"
 
@@ -9,6 +10,30 @@ namespace {
 
 Expr align_up(const Expr& e) {
   return ceildiv(e, Expr(kWorkspaceAlignment)) * kWorkspaceAlignment;
+}
+
+// A buffer's bytes [begin, end) in the workspace at one binding of the symbols.
+struct NumericSpan {
+  bool known = false;
+  int64_t begin = 0, end = 0;
+};
+
+// One binding inside every symbol's range: its hint where the hint is in range, else its min.
+SymbolLookup hint_binding(const Fusion& f) {
+  return [&f](const std::string& name) -> std::optional<int64_t> {
+    const SymbolDecl* d = f.find_symbol(name);
+    if (d == nullptr) return std::nullopt;
+    const bool in_range = d->hint >= d->min && d->hint <= d->max;
+    return in_range ? d->hint : d->min;
+  };
+}
+
+std::optional<int64_t> evaluate_or_none(const Expr& e, const SymbolLookup& lookup) {
+  try {
+    return evaluate(e, lookup);
+  } catch (const UserError&) {  // an unbound symbol, or a size past int64 at that binding
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -68,34 +93,72 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
   // First fit over lifetimes: each intermediate (in order of first use, which keeps the plan
   // deterministic) goes at the lowest candidate offset (0, or the end of a buffer it lives
   // alongside) that provably clears every buffer whose lifetime overlaps its own; when sizes
-  // are too symbolic to prove that, after all of them.
+  // are too symbolic to prove that, after all of them. A proof holds at every binding, so a
+  // candidate that overlaps a live buffer at one binding in range (the symbols' hints) is
+  // passed over without one: each candidate costs a binary search among the live buffers
+  // sorted by offset at that binding, and proofs are left for the candidate that fits there.
+  const SymbolLookup at_hints = hint_binding(f);
+  std::vector<NumericSpan> span(plan.buffers.size());
+  std::vector<Expr> end_of(plan.buffers.size());  // an intermediate's offset + aligned size
   for (size_t i = 0; i < intermediates.size(); ++i) {
     BufferInfo& b = plan.buffers[intermediates[i]];
-    std::vector<const BufferInfo*> alive;
+    std::vector<int> alive;
+    std::vector<NumericSpan> taken;  // the live buffers' spans at the hints, non-empty ones
     for (size_t j = 0; j < i; ++j) {
       const BufferInfo& other = plan.buffers[intermediates[j]];
-      if (!(other.last_segment < b.first_segment || b.last_segment < other.first_segment))
-        alive.push_back(&other);
+      if (other.last_segment < b.first_segment || b.last_segment < other.first_segment)
+        continue;
+      alive.push_back(intermediates[j]);
+      const NumericSpan& sp = span[intermediates[j]];
+      if (sp.known && sp.end > sp.begin) taken.push_back(sp);
     }
-    Expr size = align_up(b.bytes);
-    auto clears = [&](const Expr& offset) {
-      for (const BufferInfo* o : alive) {
-        bool below = le(offset + size, o->offset).is_const(1);
-        bool above = le(o->offset + align_up(o->bytes), offset).is_const(1);
-        if (!below && !above) return false;
+    std::sort(taken.begin(), taken.end(),
+              [](const NumericSpan& x, const NumericSpan& y) { return x.begin < y.begin; });
+    const Expr size = align_up(b.bytes);
+    const std::optional<int64_t> size_at_hints = evaluate_or_none(size, at_hints);
+    // Whether [offset, offset + size) overlaps a live buffer at the hints (then no proof can
+    // clear it). The live buffers are disjoint there, as they are at every binding.
+    auto overlaps_at_hints = [&](std::optional<int64_t> lo) {
+      if (!lo || !size_at_hints || *size_at_hints == 0) return false;
+      const int64_t hi = *lo + *size_at_hints;
+      auto it = std::upper_bound(taken.begin(), taken.end(), *lo,
+                                 [](int64_t v, const NumericSpan& x) { return v < x.begin; });
+      if (it != taken.begin() && std::prev(it)->end > *lo) return true;
+      return it != taken.end() && it->begin < hi;
+    };
+    // Whether [offset, offset + size) provably clears every live buffer: below it or above it,
+    // trying first (or only, where the hints decide) the side it lies on at the hints.
+    auto clears = [&](const Expr& offset, std::optional<int64_t> lo) {
+      if (overlaps_at_hints(lo)) return false;
+      const Expr end = offset + size;
+      for (int o : alive) {
+        const NumericSpan& sp = span[o];
+        const bool numeric = lo && size_at_hints && sp.known;
+        const bool may_be_below = !numeric || *lo + *size_at_hints <= sp.begin;
+        const bool may_be_above = !numeric || sp.end <= *lo;
+        if (may_be_below && le(end, plan.buffers[o].offset).is_const(1)) continue;
+        if (may_be_above && le(end_of[o], offset).is_const(1)) continue;
+        return false;
       }
       return true;
     };
-    std::vector<Expr> candidates = {Expr(0)};
-    for (const BufferInfo* o : alive) candidates.push_back(o->offset + align_up(o->bytes));
-    Expr after_all(0);
-    for (const BufferInfo* o : alive) after_all = max(after_all, o->offset + align_up(o->bytes));
-    b.offset = after_all;
-    for (const Expr& c : candidates)
-      if (clears(c)) {
-        b.offset = c;
-        break;
+    bool placed = clears(Expr(0), 0);
+    if (placed) b.offset = Expr(0);
+    for (size_t j = 0; j < alive.size() && !placed; ++j) {
+      const NumericSpan& sp = span[alive[j]];
+      if (clears(end_of[alive[j]], sp.known ? std::optional<int64_t>(sp.end) : std::nullopt)) {
+        b.offset = end_of[alive[j]];
+        placed = true;
       }
+    }
+    if (!placed) {
+      Expr after_all(0);
+      for (int o : alive) after_all = max(after_all, end_of[o]);
+      b.offset = after_all;
+    }
+    end_of[intermediates[i]] = b.offset + size;
+    std::optional<int64_t> lo = evaluate_or_none(b.offset, at_hints);
+    if (lo && size_at_hints) span[intermediates[i]] = NumericSpan{true, *lo, *lo + *size_at_hints};
     plan.workspace_bytes = max(plan.workspace_bytes, b.offset + size);
   }
   return plan;
