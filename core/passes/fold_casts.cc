@@ -47,6 +47,10 @@ void fold_casts(Fusion& f) {
       if (p->kind != OpKind::Cast || p->args[0].is_literal()) break;
       ValueId src = p->args[0].value;
       if (!exact(f.value(src).dtype, f.value(in).dtype)) break;
+      // Not through a cast that rounds (an f16 result of arithmetic cast to f16): the cast
+      // read afterwards (cast(cast(x + y, f16), f32), PyTorch's (x + y).float()) reads the
+      // rounded value.
+      if (!rounded(f, src)) break;
       in = src;
     }
     op.args[0].value = in;

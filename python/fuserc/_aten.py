@@ -10,6 +10,7 @@ import torch
 from . import (_aten_attention, _aten_nn, _aten_norm, _aten_products, _aten_resample,
                _aten_scan, _aten_shape, _convert)
 from ._dtypes import HALF as _HALF
+from ._aten_shape import _cast
 from ._graph import Value, result_type
 from ._symbolic import Extent
 
@@ -41,12 +42,6 @@ _UNSUPPORTED_PRODUCTS = {"einsum", "_scaled_dot_product_flash_attention",
                          "linalg_multi_dot", "outer", "ger", "addr", "nll_loss_nd",
                          "nll_loss2d"}
 _F32 = torch.float32
-
-
-def _cast(ctx, v, dtype):
-    if isinstance(v, Value) and v.dtype != dtype:
-        return Value(ctx.g.emit("cast", [v], ctx.base(), dtype=dtype), dtype, v.shape)
-    return v
 
 
 def _fix_dtype(ctx, name, dtype):
@@ -358,7 +353,7 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         x = ctx.tensor(0)
         dtype = ctx.out_dtype()
         if dtype != x.dtype:
-            return ctx.emit("cast", [x], dtype=dtype)
+            return ctx.result(_cast(ctx, x, dtype).name)
         return Value(x.name, x.dtype, x.shape, view=name in _VIEWS or x.view)
     if name == "masked_select":
         x, mask = ctx.tensor(0), ctx.tensor(1)

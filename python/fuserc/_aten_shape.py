@@ -4,6 +4,7 @@ computing: views and shape ops (reshape, expand, permute, slices, cat, pad, inde
 import torch
 
 from . import _convert
+from ._dtypes import HALF as _HALF
 from ._graph import Value
 from ._symbolic import (MAX_MULTIPLE, Extent, ceildiv, mod, product, provably_nonnegative,
                         quotient)
@@ -13,7 +14,13 @@ _F32 = torch.float32
 
 
 def _cast(ctx, v, dtype):
+    """v as `dtype`. An f16/bf16 value is rounded to its dtype first, as PyTorch holds it: a
+    fuserc kernel carries the result of f16 arithmetic in f32 until it is written to memory,
+    and a cast to its own dtype is that rounding (fuserc drops it where v is already rounded,
+    an input or a cast)."""
     if isinstance(v, Value) and v.dtype != dtype:
+        if v.dtype in _HALF:
+            v = Value(ctx.g.emit("cast", [v], ctx.base(), dtype=v.dtype), v.dtype, v.shape)
         return Value(ctx.g.emit("cast", [v], ctx.base(), dtype=dtype), dtype, v.shape)
     return v
 

@@ -630,6 +630,21 @@ class ProbeFixesTest(unittest.TestCase):
             self.assertEqual(got.dtype, want.dtype, f"output {k}")
             torch.testing.assert_close(got, want, msg=f"output {k}")
 
+    def test_half_values_are_rounded_where_pytorch_holds_them(self):
+        """HF's fp16 attention mask: scores.half() + (1 - mask).half() * finfo(f16).min, then
+        .float().softmax(): eager rounds every masked score to -65504, so a row masked out
+        entirely is uniform; carried unrounded in f32 they differed and so did the row."""
+        def f(s, m):
+            s = s.half() + (1 - m).half() * torch.finfo(torch.float16).min
+            return s.float().softmax(-1), (s * 3).float()
+        s = torch.randn(2, 5)
+        m = torch.tensor([[1., 1, 0, 0, 1], [0, 0, 0, 0, 0]])
+        pkg = fuserc.compile(f, (s, m), dynamic={"s": {0: "B"}, "m": {0: "B"}}, arch=["sm_80"])
+        got, want = pkg(s, m), f(s, m)
+        torch.testing.assert_close(got[0], want[0])
+        torch.testing.assert_close(got[0][1], torch.full((5,), 0.2))
+        torch.testing.assert_close(got[1], want[1], rtol=0, atol=0)
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
