@@ -350,6 +350,11 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         pos = ctx.tmp("gt", [x, 0], torch.bool, x.shape)
         return ctx.emit("where", [pos, x, ctx.tmp("mul", [x, slope], x.dtype, x.shape)])
     if name in _IDENTITY or (name == "dropout" and not ctx.const(2, "train", True)):
+        src = ctx.conv.lookup(ctx.node.args[0]) if ctx.node.args else None
+        if isinstance(src, Value) and src.uninitialized and name in ("detach", "alias"):
+            # make_fx's detach of a torch.empty that a fill_ or copy_ writes next (CLIP's
+            # and BLOOM's causal masks): still nothing to read.
+            return Value(ctx.base(), src.dtype, src.shape, uninitialized=True)
         x = ctx.tensor(0)
         dtype = ctx.out_dtype()
         if dtype != x.dtype:

@@ -417,6 +417,9 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return Value(g.emit("squeeze", [x], ctx.base(), dims=dims), x.dtype, ctx.out_shape(),
                      view=True)
     if name in ("slice", "slice_copy"):
+        src = ctx.conv.lookup(ctx.node.args[0])
+        if isinstance(src, Value) and src.uninitialized:
+            return _slice_of_uninitialized(ctx, src)
         x = ctx.tensor(0)
         dim = ctx.const(1, "dim", 0)
         start = ctx.size(2, "start", None) if ctx.has(2, "start") and \
@@ -517,6 +520,8 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         dim = given[0]
         idx = _wrap_negative(ctx, indices[dim], x.shape[dim])
         return ctx.result(_index_select(ctx, x, dim, idx, ctx.out_shape()))
+    if name == "flip":
+        return ctx.result(_flip(ctx, ctx.tensor(0), ctx.const(1, "dims")).name)
     if name == "embedding":
         w, idx = ctx.tensor(0), ctx.tensor(1)
         return ctx.result(_index_select(ctx, w, 0, idx, ctx.out_shape()))
@@ -573,6 +578,44 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     if name == "copy_":
         return convert(ctx, "copy", overload)
     return None
+
+
+def _flip(ctx, x, dims):
+    """x reversed along `dims`: an index_select per dim at n - 1 - i (an iota counting down
+    from 0, plus the extent less one: a number, or the size's value where it is symbolic)."""
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    for d in sorted({d % x.rank for d in dims}):
+        n = x.shape[d]
+        length = _json_shape(ctx, [n], "flip")[0]
+        down = ctx.tmp("iota", [], torch.int64, [n], length=length, start=0, step=-1,
+                       dtype=torch.int64)
+        last = n.constant - 1 if n.is_constant else \
+            ctx.tmp("sub", [ctx.conv.size_value(ctx, n), 1], torch.int64, [])
+        idx = ctx.tmp("add", [down, last], torch.int64, [n])
+        x = ctx.tmp("index_select", [x, idx], x.dtype, x.shape, dim=d)
+    return x
+
+
+def _slice_of_uninitialized(ctx, src):
+    """A full slice (x[:, 0:]) of a torch.empty, which a copy_ writes next (BLOOM's causal
+    mask: mask[:, 0:] = lt): that tensor itself, so the write fills it. The tensor and its
+    make_fx detaches are one (their root). A partial slice would leave the rest unwritten."""
+    n = ctx.node
+    start = n.args[2] if len(n.args) > 2 else n.kwargs.get("start")
+    end = n.args[3] if len(n.args) > 3 else n.kwargs.get("end")
+    step = n.args[4] if len(n.args) > 4 else n.kwargs.get("step", 1)
+    if start not in (None, 0) or step != 1 or \
+            (end is not None and end < 2**62 and list(ctx.out_shape()) != list(src.shape)):
+        ctx.fail("a part of an uninitialized tensor (torch.empty): only a write of the whole "
+                 "tensor is expressed")
+    base = n.args[0]
+    while isinstance(base, torch.fx.Node) and _convert.aten_name(base.target) is not None and \
+            _convert.aten_name(base.target)[0] in ("detach", "alias") and base.args:
+        base = base.args[0]
+    ctx.conv.root[n] = ctx.conv._root(base)
+    for k in (n.args[0],):
+        ctx.conv.root.setdefault(k, ctx.conv.root[n])
+    return Value(ctx.base(), src.dtype, src.shape, uninitialized=True)
 
 
 def _size_arg(ctx, i, kw, default=None):

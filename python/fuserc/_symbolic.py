@@ -421,7 +421,7 @@ def _units(symbol_values, known, max_units):
 
 def resolve_product(observed, symbol_values, known, max_units=24):
     """Like resolve, for a value that is `c * U1 * U2 ...` (up to MAX_FACTORS units), `U + d`,
-    or the one `(U + r) // m` (m up to MAX_DIVISOR) that fits, where the units are the symbols
+    or the one `(U + r) // m + c` (m up to MAX_DIVISOR) that fits, where the units are the symbols
     and the known extents that are neither constants nor symbols (the first `max_units` of
     them): the flattened extent of a result whose extents are floor divisions, or a size the
     function computes as `n // 2`. None when none fits."""
@@ -441,10 +441,17 @@ def resolve_product(observed, symbol_values, known, max_units=24):
         d = observed[0] - values[0]
         if all(o - v == d for o, v in zip(observed, values)):
             return e + d
-    # A unit divided by a small number, (U + r) // m, where exactly one such form fits: three
-    # traces leave several for many sizes ((N+1)//4 and (N+2)//4 agree at 7, 11 and 47).
-    fits = {floordiv(e + r, m) for m in range(2, MAX_DIVISOR + 1) for e, values in units
-            for r in range(m) if all((v + r) // m == o for v, o in zip(values, observed))}
+    # A unit divided by a small number plus a constant, (U + r) // m + c (r in [0, m): one
+    # form per value), where exactly one such form fits: three traces leave several for many
+    # sizes ((N+1)//4 and (N+2)//4 agree at 7, 11 and 47). N // 2 + 1 is a rotary or FFT
+    # length.
+    fits = set()
+    for m in range(2, MAX_DIVISOR + 1):
+        for e, values in units:
+            for r in range(m):
+                c = observed[0] - (values[0] + r) // m
+                if all((v + r) // m + c == o for v, o in zip(values, observed)):
+                    fits.add(floordiv(e + r, m) + c)
     return fits.pop() if len(fits) == 1 else None
 
 

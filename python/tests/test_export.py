@@ -645,6 +645,39 @@ class ProbeFixesTest(unittest.TestCase):
         torch.testing.assert_close(got[0][1], torch.full((5,), 0.2))
         torch.testing.assert_close(got[1], want[1], rtol=0, atol=0)
 
+    def test_masks_written_into_torch_empty_flips_and_half_lengths(self):
+        """CLIP's causal mask (torch.empty, fill_, triu_), BLOOM's (mask[:, 0:] = lt into a
+        torch.empty), a reversed cumsum (flip), and S // 2 + 1 as a value (each was refused)."""
+        def clip(x):
+            b, s = x.shape
+            mask = torch.empty(b, s, s, dtype=x.dtype)
+            mask.fill_(torch.tensor(torch.finfo(x.dtype).min))
+            mask.triu_(1)
+            return mask.unsqueeze(1) + x[:, None, None, :]
+
+        def bloom(x):
+            b, s = x.shape
+            mask = torch.empty((s, s), dtype=torch.bool)
+            ids = torch.arange(s)
+            mask[:, 0:] = ids[:, None] < ids[None, :]
+            return mask[None, None].expand(b, 1, s, s).float() + x[:, None, None, :]
+
+        def reversed_and_halves(x):
+            s = x.shape[1]
+            return x.flip(-1).cumsum(-1).flip(-1), torch.flip(x, (0, 1)), \
+                torch.arange(s) // (s // 2 + 1), x[:, :s // 2 + 1]
+        for f in (clip, bloom, reversed_and_halves):
+            x = torch.randn(2, 8)
+            pkg = fuserc.compile(f, (x,), dynamic={"x": {0: "B", 1: "S"}}, arch=["sm_80"])
+            for y in (x, torch.randn(3, 5), torch.randn(1, 1)):
+                got, want = pkg(y), f(y)
+                got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+                for k, (g, w) in enumerate(zip(got, want)):
+                    torch.testing.assert_close(g, w, msg=f"{f.__name__} output {k}")
+        with self.assertRaisesRegex(fuserc.ExportError, r"a part of an uninitialized tensor"):
+            fuserc.export(lambda x: torch.empty(4, 4)[:, 1:].copy_(x) * 2,
+                          (torch.randn(4, 3),))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
@@ -718,8 +751,8 @@ class ScanAndArgReductionTest(unittest.TestCase):
         v = torch.tensor([4, 1, 1, 4], dtype=torch.int32)
         self.check(f, (x, v), {"x": {0: "B", 1: "N"}, "v": {0: "M"}},
                    [lambda: (x, v),
-                    lambda: (torch.randint(-2, 2, (5, 7)).float(), torch.randint(0, 3, (9,),
-                                                                                 dtype=torch.int32))])
+                    lambda: (torch.randint(-2, 2, (5, 7)).float(),
+                             torch.randint(0, 3, (9,), dtype=torch.int32))])
 
     def test_last_token_pooling_and_indices_on_several_dims(self):
         def g(x, i, j):
