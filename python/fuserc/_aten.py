@@ -8,7 +8,7 @@ import operator
 import torch
 
 from . import (_aten_attention, _aten_nn, _aten_norm, _aten_products, _aten_resample,
-               _aten_scan, _aten_shape, _convert)
+               _aten_scan, _aten_scatter, _aten_shape, _convert)
 from ._dtypes import HALF as _HALF
 from ._aten_shape import _cast
 from ._graph import Value, result_type
@@ -161,13 +161,19 @@ def _var(ctx, name, overload, with_mean):
 
 def _index_put(ctx):
     """x[mask] = value (index_put with one boolean index, after any number of full slices,
-    and a one-element value) as where(mask, value, x); other index_put forms are refused."""
+    and a one-element value) as where(mask, value, x); x[i, j] = v with integer index tensors
+    as a scatter (_aten_scatter.py); other index_put forms are refused."""
     x = ctx.tensor(0)
     indices = ctx.arg(1, "indices")
     value = ctx.arg(2, "values")
-    if ctx.const(3, "accumulate", False):
-        raise ctx.unsupported("accumulate=True")
+    accumulate = ctx.const(3, "accumulate", False)
     given = [k for k, i in enumerate(indices) if i is not None]
+    if given and all(isinstance(indices[k], Value) and
+                     indices[k].dtype in (torch.int32, torch.int64) for k in given):
+        r = _aten_scatter.index_put(ctx, x, indices, given, value, accumulate)
+        return ctx.result(r.name)
+    if accumulate:
+        raise ctx.unsupported("accumulate=True")
     if len(given) != 1 or not isinstance(indices[given[0]], Value) or \
             indices[given[0]].dtype != torch.bool:
         raise ctx.unsupported("only x[mask] = value with one boolean mask is expressed")
@@ -285,6 +291,8 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         r = _aten_attention.convert(ctx, name, overload)
     if r is None:
         r = _aten_scan.convert(ctx, name, overload)
+    if r is None:
+        r = _aten_scatter.convert(ctx, name, overload)
     if r is not None:
         return r
     if name in _UNSUPPORTED_PRODUCTS:

@@ -786,6 +786,30 @@ class ScanAndArgReductionTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, r"aten\.topk.*: 65 elements ranked"):
             fuserc.export(lambda x: x.topk(65)[0], (torch.randn(2, 100),))
 
+    def test_scatters_and_assignments_through_index_tensors(self):
+        """HF's repetition penalty (scatter of gathered scores), counts (scatter_add, with
+        repeated indices), Wav2Vec2's mask[(arange(B), lengths - 1)] = 1 then a reversed
+        cumsum, index_add / index_fill / index_copy, and y[i, j] += v."""
+        def f(ids, scores, lengths):
+            score = torch.gather(scores, 1, ids)
+            score = torch.where(score < 0, score * 1.3, score / 1.3)
+            mask = torch.zeros(scores.shape[0], 9)
+            mask[(torch.arange(scores.shape[0]), lengths - 1)] = 1
+            y = scores.clone()
+            y[torch.arange(scores.shape[0]), ids[:, 0]] += 5.0
+            return scores.scatter(1, ids, score), \
+                scores.scatter_add(1, ids, torch.ones_like(score)), \
+                mask.flip([-1]).cumsum(-1).flip([-1]).bool(), y, \
+                scores.index_add(1, lengths, torch.ones(scores.shape[0], lengths.shape[0])), \
+                scores.index_fill(1, torch.tensor([0, 2]), -1.0)
+        ids = torch.tensor([[1, 5, 5, 30], [0, 2, 49, 7]])
+        lengths = torch.tensor([5, 9])
+        self.check(f, (ids, torch.randn(2, 50), lengths),
+                   {"ids": {0: "B", 1: "S"}, "scores": {0: "B"}, "lengths": {0: "B"}},
+                   [lambda: (ids, torch.randn(2, 50), lengths),
+                    lambda: (torch.randint(0, 50, (3, 6)), torch.randn(3, 50),
+                             torch.tensor([1, 9, 4]))])
+
     def test_integer_division_rounds_as_pytorch(self):
         def f(a, b):
             return a // 3, torch.div(a, b, rounding_mode="trunc"), \
