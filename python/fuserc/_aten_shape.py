@@ -430,9 +430,13 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         step = ctx.const(4, "step", 1)
         if end is not None and end.is_constant and end.constant >= 2**62:
             end = None
+        dim %= x.rank
         if (start is None or start == Extent(0)) and end is None and step == 1:
+            _record_place(ctx, x, dim, Extent(0), x.shape[dim], False)
             return Value(x.name, x.dtype, x.shape, view=True)
         out = _slice(ctx, x, dim, start, end, step)
+        if step == 1:
+            _record_place(ctx, x, dim, start, end, False)
         return Value(out, x.dtype, ctx.out_shape(), view=True)
     if name in ("select", "select_copy"):
         x = ctx.tensor(0)
@@ -444,6 +448,7 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         kshape = list(x.shape)
         kshape[dim] = Extent(1)
         s = Value(_slice(ctx, x, dim, idx, end), x.dtype, kshape)
+        _record_place(ctx, x, dim, idx, end, True)
         return Value(g.emit("squeeze", [s], ctx.base(), dims=[dim]), x.dtype, ctx.out_shape(),
                      view=True)
     if name == "narrow":
@@ -578,6 +583,49 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     if name == "copy_":
         return convert(ctx, "copy", overload)
     return None
+
+
+def _record_place(ctx, x, dim, start, end, squeezed):
+    """Records how a write into this slice (start:end along dim, step 1; a select when
+    `squeezed`) of x updates x: x's parts before and after it around the written values, one
+    `cat` (see Converter.update). Bounds from the end count from x's extent; a bound that is
+    not an integer or a symbolic extent past 0 records nothing (such a write stays refused)."""
+    n = x.shape[dim]
+
+    def at(b, default):
+        if b is None or (b.is_constant and b.constant >= 2**62):
+            return default
+        if b.is_constant and b.constant < 0:
+            b = n + b.constant
+        if b.is_constant and n.is_constant:
+            return Extent(max(0, min(b.constant, n.constant)))
+        return b if nonnegative(b) and nonnegative(n - b) else None
+
+    def nonnegative(e):
+        least = _least(e, ctx.conv.g.symbols)
+        return provably_nonnegative(e) or (least is not None and least >= 0)
+    lo, hi = at(start, Extent(0)), at(end, n)
+    if lo is None or hi is None:
+        return
+
+    def place(c, parent, value):
+        v = _cast(c, value, parent.dtype)
+        if squeezed:
+            shape = v.shape[:dim] + [Extent(1)] + v.shape[dim:]
+            v = c.tmp("unsqueeze", [v], v.dtype, shape, dim=dim)
+        parts = []
+        if lo != Extent(0):
+            parts.append(Value(_slice(c, parent, dim, None, lo), parent.dtype,
+                               parent.shape[:dim] + [lo] + parent.shape[dim + 1:]))
+        parts.append(v)
+        if hi != parent.shape[dim]:
+            parts.append(Value(_slice(c, parent, dim, hi, None), parent.dtype,
+                               parent.shape[:dim] + [parent.shape[dim] - hi] +
+                               parent.shape[dim + 1:]))
+        if len(parts) == 1:
+            return Value(v.name, v.dtype, parent.shape)
+        return c.tmp("cat", parts, parent.dtype, parent.shape, dim=dim)
+    ctx.conv.places[ctx.node] = place
 
 
 def _flip(ctx, x, dims):

@@ -280,6 +280,9 @@ class Converter:
         self.values = {}  # node of trace A -> Value / Multi / Unsupported / list
         self.current = {}  # node of trace A -> its value after in-place updates
         self.root = {}  # an in-place op's node -> the node it updated (the same tensor)
+        # A view node -> place(ctx, parent, value): the parent's Value with the view's elements
+        # replaced by `value` (slices and selects record one; see update).
+        self.places = {}
         self.metas = {}
         self.random_ops = 0
         self.rng = None
@@ -454,8 +457,18 @@ class Converter:
         before = self.lookup(base)
         if isinstance(before, Value) and before.view and not self._view_written_alone(ctx.node,
                                                                                       base):
-            ctx.fail("updates a view of another tensor in place, which a fuserc graph "
-                     "cannot express (update the whole tensor, or return the result)")
+            # A write into a slice or select (t[..., -1:] = 0, shifted[:, 0] = start_id): the
+            # tensor it views, with that part replaced, where no other view of it read later
+            # would miss the write.
+            place = self.places.get(base)
+            parent = base.args[0] if place is not None and base.args else None
+            if parent is None or not self._no_stale_views(ctx.node, parent, base):
+                ctx.fail("updates a view of another tensor in place, which a fuserc graph "
+                         "cannot express (update the whole tensor, or return the result)")
+            self.update(ctx, parent, place(ctx, self.lookup(parent), result))
+            root = self._root(base)  # the view itself (and the in-place op) now holds result
+            self.current[root] = result
+            return root
         root = self._root(base)
         if isinstance(root, torch.fx.Node) and root.op == "get_attr":
             t = getattr(self.traces[0].module, root.target, None)
@@ -478,6 +491,31 @@ class Converter:
             ctx.fail("an in-place update with no tensor result")
         self.current[root] = result
         return root
+
+    def _no_stale_views(self, node, parent, view):
+        """Whether no view of `parent` but `view`, made before the write by `node`, is read
+        after it (such a view would show the write in PyTorch, and not in the graph)."""
+        at = self.order.get(node)
+        if at is None:
+            return False
+        for u in parent.users:
+            if u is view or self.order.get(u, at + 1) > at:
+                continue
+            uv = self.values.get(u)
+            if not (isinstance(uv, Value) and uv.view):
+                continue
+            stack, seen = list(u.users), set()
+            while stack:
+                w = stack.pop()
+                if w in seen:
+                    continue
+                seen.add(w)
+                if self.order.get(w, at + 1) > at:
+                    return False
+                wv = self.values.get(w)
+                if isinstance(wv, Value) and wv.view:
+                    stack.extend(w.users)
+        return True
 
     def _view_written_alone(self, node, view):
         """Whether an in-place write by `node` into `view`, a view of an intermediate tensor

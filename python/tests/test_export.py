@@ -678,6 +678,53 @@ class ProbeFixesTest(unittest.TestCase):
             fuserc.export(lambda x: torch.empty(4, 4)[:, 1:].copy_(x) * 2,
                           (torch.randn(4, 3),))
 
+    def test_writes_into_slices_and_selects_of_a_tensor(self):
+        """BART's shift_tokens_right (shifted[:, 1:] = ids[:, :-1]; shifted[:, 0] = start),
+        HF's top-p warper (to_remove[..., -1:] = 0), y[:, 2:4] += 1 on an intermediate and
+        x[:, 0] = 1 on an input (written in place, as PyTorch does); a view taken before such
+        a write and read after it is still refused."""
+        def shift_right(ids):
+            shifted = ids.new_zeros(ids.shape)
+            shifted[:, 1:] = ids[:, :-1].clone()
+            shifted[:, 0] = 2
+            shifted.masked_fill_(shifted == -100, 1)
+            return shifted
+
+        def top_p(scores):
+            logits, order = torch.sort(scores, descending=False)
+            remove = logits.softmax(dim=-1).cumsum(dim=-1) <= 0.2
+            remove[..., -1:] = 0
+            return scores.masked_fill(remove.scatter(1, order, remove), -float("inf"))
+
+        def writes(x):
+            y = x * 2
+            y[:, 0] = 0.0
+            y[:, 2:4] += 1.0
+            x[:, 0] = 1.0
+            return y
+
+        cases = [(shift_right, lambda b, s: (torch.randint(-100, 9, (b, s)).clamp(min=-100),)),
+                 (top_p, lambda b, s: (torch.randn(b, 20),)),
+                 (writes, lambda b, s: (torch.randn(b, s, 3),))]
+        for f, make in cases:
+            args = make(2, 6)
+            name = list(inspect.signature(f).parameters)[0]
+            pkg = fuserc.compile(f, args, dynamic={name: {0: "B", 1: "S"} if f is not top_p
+                                                   else {0: "B"}}, arch=["sm_80"])
+            for b, s in ((2, 6), (3, 9), (1, 4)):
+                a = make(b, s)
+                mine, theirs = a[0].clone(), a[0].clone()
+                torch.testing.assert_close(pkg(mine), f(theirs), msg=f.__name__)
+                torch.testing.assert_close(mine, theirs, msg=f"{f.__name__}: its input")
+
+        def stale(x):
+            y = x * 2
+            v = y[:, 0]
+            y[:, 0] = 5.0
+            return v + 1
+        with self.assertRaisesRegex(fuserc.ExportError, r"updates a view of another tensor"):
+            fuserc.export(stale, (torch.randn(2, 6),))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
