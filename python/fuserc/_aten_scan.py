@@ -125,6 +125,10 @@ def ranked(ctx, x, k, d, largest):
     if not isinstance(k, int) or k > _MAX_RANKED:
         ctx.fail(f"{k} elements ranked: fuserc writes topk and sort as one reduction per "
                  f"element taken, at most {_MAX_RANKED}")
+    n = x.shape[d]
+    if k < 1 or (n.is_constant and k > n.constant):
+        ctx.fail(f"the {k} largest or smallest of {n.json()} elements")
+    ctx.conv.at_least(n, k)  # PyTorch fails where fewer than k are there
     if x.dtype == torch.bool:
         ctx.fail(f"{ctx.name} of a bool tensor")
     kshape = list(x.shape)

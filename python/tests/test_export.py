@@ -832,6 +832,9 @@ class ScanAndArgReductionTest(unittest.TestCase):
                                              torch.randint(0, 3, (2, 9), dtype=torch.int32))])
         with self.assertRaisesRegex(fuserc.ExportError, r"aten\.topk.*: 65 elements ranked"):
             fuserc.export(lambda x: x.topk(65)[0], (torch.randn(2, 100),))
+        graph = fuserc.export(lambda x: x.topk(3)[0], (torch.randn(2, 5),),
+                              dynamic={"x": {1: "N"}})
+        self.assertEqual(graph["symbols"]["N"]["min"], 3)  # PyTorch fails below
 
     def test_scatters_and_assignments_through_index_tensors(self):
         """HF's repetition penalty (scatter of gathered scores), counts (scatter_add, with
