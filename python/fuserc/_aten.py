@@ -1,8 +1,10 @@
 """Owns the table from ATen ops to the contract's ops (docs/FUSION_FORMAT.md): elementwise ops,
 reductions, normalizations (softmax, layer norm) written with the contract's reductions, and
 in-place variants; views, shape ops, creation and random ops are in _aten_shape.py, products,
-convolution and nll_loss in _aten_products.py, batch norm and pooling in _aten_nn.py. convert(ctx)
-returns the Value of one traced node (or a Multi / list for ops with several results)."""
+convolution and nll_loss in _aten_products.py, batch norm and pooling in _aten_nn.py, scans, arg
+reductions, topk and sort in _aten_scan.py, scatters and index assignments in _aten_scatter.py.
+convert(ctx) returns the Value of one traced node (or a Multi / list for ops with several
+results)."""
 import operator
 
 import torch

@@ -1,8 +1,9 @@
 """Owns the ATen ops whose result at a position depends on its neighbours' positions, written with
-the contract's reductions over an `iota` mask: cumulative sums and products (cumsum, cumprod),
-index-valued reductions (argmax, argmin, the indices of max.dim / min.dim), and integer division
-with a rounding mode (floor_divide, div(rounding_mode=...) of integers). convert(ctx, name,
-overload) returns None for other ops."""
+the contract's reductions over an `iota` mask: cumulative sums, products and extremes (cumsum,
+cumprod, cummax, cummin, logcumsumexp), index-valued reductions (argmax, argmin, the indices of
+max.dim / min.dim), topk and sort of few elements, and integer division with a rounding mode
+(floor_divide, div(rounding_mode=...) of integers). convert(ctx, name, overload) returns None
+for other ops."""
 import torch
 
 from . import _convert
@@ -90,6 +91,75 @@ def _first_extreme(ctx, x, d, largest, taken=None, nan_first=True):
     pos = _position(ctx, x.shape[d], d, x.rank)
     cand_pos = ctx.tmp("where", [hit, pos, _NO_INDEX], _I64, x.shape)
     return ctx.tmp("amin", [cand_pos], _I64, kshape, dims=[d], keepdim=True)
+
+
+def running_extreme(ctx, name):
+    """cummax / cummin (values and indices) and logcumsumexp along dim d, as cumsum is
+    written: over a new dim j of where(j <= i, x, identity). The index is the last position
+    that holds the running extreme (PyTorch's, which moves on ties), or the first NaN."""
+    x = ctx.tensor(0)
+    d = ctx.const(1, "dim") % max(x.rank, 1)
+    if x.rank == 0:
+        x = ctx.tmp("reshape", [x], x.dtype, [Extent(1)], shape=[1])
+    n = x.shape[d]
+    rank = x.rank + 1
+    row = _position(ctx, n, d, rank)
+    col = _position(ctx, n, d + 1, rank)
+    kshape = [n, n] + [Extent(1)] * (x.rank - 1 - d)
+    keep = ctx.tmp("le", [col, row], torch.bool, kshape)
+    xu = ctx.tmp("unsqueeze", [x], x.dtype, x.shape[:d] + [Extent(1)] + x.shape[d:], dim=d)
+    wide = x.shape[:d] + [n, n] + x.shape[d + 1:]
+    mshape = x.shape[:d] + [n, Extent(1)] + x.shape[d + 1:]
+    floating = x.dtype.is_floating_point
+    if name == "logcumsumexp":
+        if not floating:
+            ctx.fail("logcumsumexp of a tensor that is not floating")
+        kept = ctx.tmp("where", [keep, xu, float("-inf")], x.dtype, wide)
+        m = ctx.tmp("amax", [kept], x.dtype, mshape, dims=[d + 1], keepdim=True)
+        finite = ctx.tmp("isfinite", [m], torch.bool, mshape)
+        m = ctx.tmp("where", [finite, m, 0.0], x.dtype, mshape)
+        e = ctx.tmp("exp", [ctx.tmp("sub", [kept, m], x.dtype, wide)], x.dtype, wide)
+        s = ctx.tmp("sum", [e], x.dtype, mshape, dims=[d + 1], keepdim=True)
+        r = ctx.tmp("add", [ctx.tmp("log", [s], x.dtype, mshape), m], x.dtype, mshape)
+        return ctx.emit("squeeze", [r], dims=[d + 1])
+    largest = name == "cummax"
+    if floating:
+        fill = float("-inf") if largest else float("inf")
+    elif x.dtype == torch.bool:
+        fill = not largest
+    else:
+        info = torch.iinfo(x.dtype)
+        fill = info.min if largest else info.max
+    kept = ctx.tmp("where", [keep, xu, fill], x.dtype, wide)
+    m = ctx.tmp("amax" if largest else "amin", [kept], x.dtype, mshape, dims=[d + 1],
+                keepdim=True)
+    hit = ctx.tmp("logical_and", [keep, ctx.tmp("eq", [kept, m], torch.bool, wide)],
+                  torch.bool, wide)
+    if floating:
+        nan = ctx.tmp("logical_and", [keep, ctx.tmp("isnan", [kept], torch.bool, wide)],
+                      torch.bool, wide)
+        has_nan = ctx.tmp("isnan", [m], torch.bool, mshape)
+        hit = ctx.tmp("where", [has_nan, nan, hit], torch.bool, wide)
+    last = ctx.tmp("where", [hit, col, -1], _I64, wide)
+    pick = "amin" if floating else "amax"
+    if floating:  # the first NaN where there is one, else the last extreme
+        first_nan = ctx.tmp("where", [hit, col, _NO_INDEX], _I64, wide)
+        lo = ctx.tmp("amin", [first_nan], _I64, mshape, dims=[d + 1], keepdim=True)
+        hi = ctx.tmp("amax", [last], _I64, mshape, dims=[d + 1], keepdim=True)
+        idx = ctx.tmp("where", [has_nan, lo, hi], _I64, mshape)
+    else:
+        idx = ctx.tmp(pick, [last], _I64, mshape, dims=[d + 1], keepdim=True)
+    vals = ctx.tmp("squeeze", [m], x.dtype, x.shape, dims=[d + 1])
+    idx = ctx.tmp("squeeze", [idx], _I64, x.shape, dims=[d + 1])
+
+    def item(v):
+        def make(c):
+            shape = c.out_shape()
+            if [e for e in v.shape] != [e for e in shape]:  # rank 0
+                return c.tmp("reshape", [v], v.dtype, shape, shape=[])
+            return v
+        return make
+    return _convert.Multi([item(vals), item(idx)])
 
 
 def arg_reduction(ctx, x, dim, keepdim, largest):
@@ -199,6 +269,8 @@ def rounded_division(ctx, a, b, mode):
 def convert(ctx, name, overload):
     if name in ("cumsum", "cumprod"):
         return cumulative(ctx, name)
+    if name in ("cummax", "cummin", "logcumsumexp"):
+        return running_extreme(ctx, name)
     if name in ("argmax", "argmin"):
         x = ctx.tensor(0)
         return arg_reduction(ctx, x, ctx.const(1, "dim", None), ctx.const(2, "keepdim", False),

@@ -103,15 +103,15 @@ class ExportTest(unittest.TestCase):
                 torch.testing.assert_close(g, w, msg=f"output {n} at B={b}, S={s}")
 
     def test_refuses_an_op_it_cannot_express_naming_the_line(self):
-        def running_total(x):
+        def histogram(x):
             y = x * 2
-            return torch.logcumsumexp(y, dim=-1)
+            return torch.histc(y, bins=4)
         with self.assertRaises(fuserc.ExportError) as e:
-            fuserc.export(running_total, (torch.randn(4, 4),))
+            fuserc.export(histogram, (torch.randn(4, 4),))
         msg = str(e.exception)
-        self.assertIn("cannot express aten.logcumsumexp.default", msg)
-        self.assertIn(line_of(running_total, "torch.logcumsumexp") + " in running_total: "
-                      "return torch.logcumsumexp(y, dim=-1)", msg)
+        self.assertIn("cannot express aten.histc.default", msg)
+        self.assertIn(line_of(histogram, "torch.histc") + " in histogram: "
+                      "return torch.histc(y, bins=4)", msg)
 
     def test_products_convolution_embedding_and_cross_entropy(self):
         g = fuserc.export(products, PRODUCT_ARGS, dynamic={"x": {0: "B"}})
@@ -818,12 +818,15 @@ class ScanAndArgReductionTest(unittest.TestCase):
 
     def test_topk_and_small_sorts(self):
         """topk (MoE routing's top-2 of 8 experts, NaN the largest), a stable sort of a small
-        constant extent with ties, a slice to a constant end of a symbolic extent."""
+        constant extent with ties, a slice to a constant end of a symbolic extent, cummax and
+        cummin (the last index on ties, the first NaN), logcumsumexp."""
         def f(x, n):
             w, e = torch.topk(x.nan_to_num(0.0).softmax(-1), 2, dim=-1)
             v, i = x.topk(3, dim=0, largest=False)
             s, si = torch.sort(n[:, :4], dim=-1, stable=True, descending=True)
-            return w / w.sum(-1, keepdim=True), e, v, i, s, si, torch.sort(n, dim=0)[0]
+            cv, ci = torch.cummax(x, dim=1)
+            return w / w.sum(-1, keepdim=True), e, v, i, s, si, torch.sort(n, dim=0)[0], \
+                cv, ci, torch.cummin(n, 0)[1], torch.logcumsumexp(x, -1)
         x = torch.randn(4, 8)
         x[1, 3] = float("nan")
         n = torch.tensor([[3, 1, 3, 0, 7], [1, 1, 2, 2, 1]], dtype=torch.int32)
