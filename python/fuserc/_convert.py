@@ -283,6 +283,7 @@ class Converter:
         # A view node -> place(ctx, parent, value): the parent's Value with the view's elements
         # replaced by `value` (slices and selects record one; see update).
         self.places = {}
+        self.multiples_needed = []  # (Extent, m) of each entry of requirements
         self.metas = {}
         self.random_ops = 0
         self.rng = None
@@ -325,6 +326,7 @@ class Converter:
                  "what": f"{ctx.name}" + (f" at {where}" if where else "") + f": {what}"}
         if entry not in self.requirements:
             self.requirements.append(entry)
+            self.multiples_needed.append((e, int(m)))
 
     def try_extent(self, ctx, raw, deep=True):
         """The Extent of a size given as its value in each trace (see _symbolic.resolve): the

@@ -335,6 +335,18 @@ def provably_nonnegative(e):
     return changed and _nonnegative_terms(bound)
 
 
+def symbol_over(e):
+    """(S, a) where extent e is the symbol S (a = 1) or S // a; None for any other."""
+    if e.symbol is not None:
+        return e.symbol, 1
+    if e.const == 0 and len(e.terms) == 1:
+        m, c = e.terms[0]
+        if c == 1 and len(m) == 1 and isinstance(m[0], _Div) and m[0].op == "//" and \
+                m[0].num.symbol is not None:
+            return m[0].num.symbol, m[0].den
+    return None
+
+
 def product(extents):
     out = Extent(1)
     for e in extents:

@@ -14,6 +14,7 @@ from . import _capi, _module, _weights
 from ._aten import convert as convert_node
 from ._convert import Converter
 from ._graph import weights_file
+from ._symbolic import symbol_over
 from ._trace import ExportError, Input, default_tracer, input_names, trace
 from .package import Package
 
@@ -103,7 +104,7 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     # windows view back to [B, H, W, C]) and fuserc checks the multiple when it binds.
     multiples = {}
     for _ in range(3):
-        more = {s: m for s, m in _symbol_multiples(conv.requirements, multiples).items()
+        more = {s: m for s, m in _symbol_multiples(conv.multiples_needed, multiples).items()
                 if all(sv.get(s, 1) % m == 0 for sv in sizes)}
         if not more:
             break
@@ -127,19 +128,20 @@ def _unit_name(symbol, m):
     return f"{symbol}_over_{m}"
 
 
-def _symbol_multiples(requirements, multiples):
-    """From `requirements` (a Converter's), the user's symbols that must be multiples of a
-    number, beyond `multiples` (symbol -> m, those already in units of m): symbol -> m."""
+def _symbol_multiples(needed, multiples):
+    """From `needed` (a Converter's multiples_needed: (extent, m) pairs), the user's symbols
+    that must be multiples of a number, beyond `multiples` (symbol -> m, those already in
+    units of m): symbol -> m."""
     back = {_unit_name(s, m): (s, m) for s, m in multiples.items()}
     more = {}
-    for r in requirements:
+    for e, need in needed:
         # S, or S // a (Swin's windows of 7 over a patch grid of H // 4: H a multiple of 28).
-        hit = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?://([0-9]+))?", r["extent"])
-        if not hit:
+        hit = symbol_over(e)
+        if hit is None:
             continue
-        s, unit = back.get(hit[1], (hit[1], 1))
-        a = int(hit[2] or 1)
-        m = math.lcm(multiples.get(s, 1), more.get(s, 1), unit * a * int(r["multiple"]))
+        s, unit = back.get(hit[0], (hit[0], 1))
+        a = hit[1]
+        m = math.lcm(multiples.get(s, 1), more.get(s, 1), unit * a * need)
         if m != multiples.get(s, 1):
             more[s] = m
     return more
