@@ -1,12 +1,12 @@
 #include "core/eval/interpreter.h"
 
-#include <cstring>
 #include <map>
 #include <unordered_map>
 #include <set>
 
 #include "core/base/diagnostics.h"
 #include "core/eval/eval_ops.h"
+#include "core/ir/constant_tensor.h"
 
 namespace fuserc {
 
@@ -166,12 +166,7 @@ std::vector<std::pair<std::string, HostTensor>> evaluate_fusion(const Fusion& f,
       env[id] = inputs.at(v.name);
       continue;
     }
-    std::vector<int64_t> shape;
-    for (const auto& e : v.shape) shape.push_back(e.value());
-    HostTensor t(v.dtype, shape);
-    FUSERC_CHECK(t.nbytes() == v.constant->size(), "a constant's bytes do not fit its shape");
-    if (t.nbytes()) std::memcpy(t.data(), v.constant->data(), t.nbytes());
-    env[id] = std::move(t);
+    env[id] = constant_tensor(v);
   }
 
   std::vector<bool> keep(f.values.size(), false);

@@ -21,7 +21,6 @@
 // with dead-code.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,19 +28,12 @@
 #include "core/base/diagnostics.h"
 #include "core/base/host_tensor.h"
 #include "core/eval/eval_ops.h"
+#include "core/ir/constant_tensor.h"
 #include "core/passes/presegmentation.h"
 #include "core/passes/rewrite.h"
 
 namespace fuserc {
 namespace {
-
-HostTensor load_constant(const Value& v) {
-  std::vector<int64_t> shape;
-  for (const auto& e : v.shape) shape.push_back(e.value());
-  HostTensor t(v.dtype, shape);
-  if (t.nbytes()) std::memcpy(t.data(), v.constant->data(), t.nbytes());
-  return t;
-}
 
 bool all_const(const std::vector<Expr>& shape) {
   for (const auto& e : shape)
@@ -86,7 +78,7 @@ std::optional<HostTensor> constant_tensor(const Fusion& f, ValueId v) {
   std::sort(ops.begin(), ops.end());
   ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   std::vector<HostTensor> env(f.values.size());
-  for (ValueId c : constants) env[c] = load_constant(f.value(c));
+  for (ValueId c : constants) env[c] = constant_tensor(f.value(c));
   SymbolValues no_symbols;
   eval::EvalContext ctx{f, no_symbols, env};
   try {
@@ -253,7 +245,7 @@ void fold_batch_norm(Fusion& f) {
     // rounding; such a chain stays unfolded).
     Op& m = f.ops[k];
     const Value& wv = f.value(m.args[0].value);
-    HostTensor w = load_constant(wv);
+    HostTensor w = constant_tensor(wv);
     const int64_t cols = w.numel() / co;
     bool representable = true;
     for (int64_t row = 0; row < co && representable; ++row)

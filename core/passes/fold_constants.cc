@@ -12,12 +12,12 @@
 // the constant 0) folds to an empty constant whatever it reads. Ops left without a reader are
 // removed by dead-code.
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <optional>
 
 #include "core/base/diagnostics.h"
 #include "core/eval/eval_ops.h"
+#include "core/ir/constant_tensor.h"
 #include "core/passes/presegmentation.h"
 
 namespace fuserc {
@@ -150,11 +150,7 @@ void fold_constants(Fusion& f) {
   for (ValueId id : f.inputs) {
     const Value& v = f.value(id);
     if (!v.is_constant() || !needed[id]) continue;
-    std::vector<int64_t> shape;
-    for (const auto& e : v.shape) shape.push_back(e.value());
-    HostTensor t(v.dtype, shape);
-    if (t.nbytes()) std::memcpy(t.data(), v.constant->data(), t.nbytes());
-    env[id] = std::move(t);
+    env[id] = constant_tensor(v);
   }
   std::vector<bool> failed(nv, false);
   SymbolValues no_symbols;
