@@ -145,8 +145,9 @@ class HttpCacheBackend final : public CacheBackend {
     std::vector<CacheStatus> out(entries.size(), CacheStatus::skipped);
     if (given_up_) return out;
     std::vector<Outcome> outcome(entries.size(), Outcome::not_run);
-    auto prepare = [&](Request& r) {
-      const auto& [key, bytes] = entries[r.index];
+    // Request r uploads entry `e` (r.index counts the requests of one run).
+    auto prepare_entry = [&](Request& r, size_t e) {
+      const auto& [key, bytes] = entries[e];
       set_common(r, key);
       r.upload = bytes;
       r.uploaded = 0;
@@ -157,6 +158,7 @@ class HttpCacheBackend final : public CacheBackend {
       curl_easy_setopt(r.easy, CURLOPT_SEEKDATA, &r);
       curl_easy_setopt(r.easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(bytes.size()));
     };
+    auto prepare = [&](Request& r) { prepare_entry(r, r.index); };
     auto take = [](Request&) {};
     run_with_retry(entries.size(), prepare, take, /*is_put=*/true, outcome);
     // A WebDAV server that does not create folders on PUT (409): make URL/ and URL/ac/ once,
@@ -166,12 +168,7 @@ class HttpCacheBackend final : public CacheBackend {
       if (outcome[i] == Outcome::needs_folder) again.push_back(i);
     if (!again.empty() && !given_up_ && make_folders()) {
       std::vector<Outcome> second(again.size(), Outcome::not_run);
-      auto prepare_again = [&](Request& r) {
-        const size_t i = r.index;
-        r.index = again[i];
-        prepare(r);
-        r.index = i;
-      };
+      auto prepare_again = [&](Request& r) { prepare_entry(r, again[r.index]); };
       run_with_retry(again.size(), prepare_again, take, /*is_put=*/true, second);
       for (size_t j = 0; j < again.size(); ++j) outcome[again[j]] = second[j];
     }
