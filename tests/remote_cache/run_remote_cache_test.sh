@@ -9,7 +9,9 @@
 #   e. altered and truncated entries on the server are detected, recompiled and PUT again;
 #   f. a server that answers too slowly: --cache-timeout, one warning, local compile;
 #   g. the server going away during one compile, and between the compiles of a build: every
-#      compile succeeds with one warning and the same package.
+#      compile succeeds with one warning and the same package;
+#   h. (run before g.) a WebDAV server that makes no folders on PUT (409, as Apache's mod_dav;
+#      folderless_dav.py): fuserc makes URL/ and URL/ac/ with MKCOL and PUTs those entries again.
 # The server's files all live in a temporary folder, removed on exit with nginx stopped.
 #
 #   run_remote_cache_test.sh FUSERC GRAPH.json GRAPH.json...
@@ -61,6 +63,7 @@ export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuserc-remote-cache.XXXXXX")
 export FUSERC_CACHE_DIR=$tmp/default-cache  # never the user's cache
 nginx_pid=""                                 # the running nginx master (our child), if any
+dav_pid=""                                   # the running folderless_dav.py (section h), if any
 
 # running PID: whether process PID runs (a zombie does not).
 running() {
@@ -92,6 +95,7 @@ stop_nginx() {
 cleanup() {
   local rc=$?
   stop_nginx || true
+  if [ -n "$dav_pid" ]; then kill "$dav_pid" 2>/dev/null || true; wait "$dav_pid" 2>/dev/null || true; fi
   rm -rf "$tmp"
   exit "$rc"
 }
@@ -436,6 +440,34 @@ fi
 # One compile of both architectures of the second graph (over ten NVRTC compilations): once
 # nginx has logged its GETs (the compile fetched, found nothing and is in NVRTC), nginx is
 # stopped; the PUTs at the end then fail: one warning, the compile succeeds, same package.
+echo "== h. build W: a server that makes no folders on PUT (409): MKCOL, then again"
+# Apache's mod_dav answers such a PUT with 409 (nginx with 500, so a small server of ours).
+mkdir -p "$tmp/bare"
+python3 "$script_dir/folderless_dav.py" "$tmp/bare" "$tmp/bare.port" 2> "$tmp/bare.log" &
+dav_pid=$!
+for _ in $(seq 100); do
+  [ -s "$tmp/bare.port" ] && break
+  sleep 0.1
+done
+[ -s "$tmp/bare.port" ] || fail "folderless_dav.py did not start: $(cat "$tmp/bare.log")"
+bare=http://127.0.0.1:$(cat "$tmp/bare.port")
+first=${small_graphs[0]}
+compile_one "$first" "$tmp/W/out/$(name_of "$first").fpkg" "$tmp/W/cache" --cache-url "$bare/fuserc"
+[ "$(warnings "$tmp/W/out/$(name_of "$first").fpkg.stderr")" = 0 ] ||
+  fail "build W warned: $(cat "$tmp/W/out/$(name_of "$first").fpkg.stderr")"
+w_stores=$(local_stat W stores)
+expect "W: NVRTC compilations (stores)" "$w_stores" -gt 0
+expect "W: remote stored" "$(remote_stat W stored)" -eq "$w_stores"
+w_entries=$(find "$tmp/bare/fuserc/ac" -type f 2>/dev/null | wc -l)
+[ "$w_entries" = "$w_stores" ] ||
+  fail "the folderless server holds $w_entries entries, expected $w_stores"
+grep -q '^MKCOL /fuserc/ac/' "$tmp/bare.log" || fail "no MKCOL of /fuserc/ac/: $(cat "$tmp/bare.log")"
+grep -q '^PUT ' "$tmp/bare.log" || fail "no PUT reached the folderless server"
+kill "$dav_pid" 2>/dev/null || true
+wait "$dav_pid" 2>/dev/null || true
+dav_pid=""
+echo "W: $w_stores entries stored after 409 and MKCOL"
+
 echo "== g. build M: the server stops while one compile runs"
 g=${graphs[1]}
 mkdir -p "$tmp/M/out"
