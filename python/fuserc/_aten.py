@@ -369,7 +369,15 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
         dtype = ctx.out_dtype()
         if dtype != x.dtype:
             return ctx.result(_cast(ctx, x, dtype).name)
-        return Value(x.name, x.dtype, x.shape, view=name in _VIEWS or x.view)
+        # A copy (clone, _to_copy) is a tensor of its own, whatever it copies: an in-place op
+        # on the clone of a slice writes the clone alone.
+        copy = name in ("clone", "_to_copy", "lift_fresh_copy")
+        if name in ("detach", "alias"):
+            # The same tensor: a write into it (g.detach().mul_(coef), as clip_grad_norm_
+            # scales each gradient) writes the tensor it aliases.
+            ctx.conv.places[ctx.node] = lambda c, parent, value: Value(
+                _cast(c, value, parent.dtype).name, parent.dtype, parent.shape)
+        return Value(x.name, x.dtype, x.shape, view=name in _VIEWS or (x.view and not copy))
     if name == "masked_select":
         x, mask = ctx.tensor(0), ctx.tensor(1)
         if mask.dtype != torch.bool:

@@ -308,14 +308,28 @@ class Converter:
         return e
 
     def at_least(self, e, lo):
-        """Raises the least value of symbol `e` (a bare symbol; other extents are left to
-        fuserc's own checks) to `lo`, where PyTorch's op fails below it (a window larger than
-        the padded input): the graph then compiles for the sizes PyTorch can run."""
-        if e.symbol is None:
+        """Raises the least value of the symbol of `e` so that `e` is at least `lo`, where
+        PyTorch's op fails below it (a window larger than the padded input): the graph then
+        compiles for the sizes PyTorch can run. `e` is a bare symbol, or an expression of one
+        symbol that grows with it (a strided convolution's output, H // 4, feeding the next
+        window); other extents are left to fuserc's own checks."""
+        names = e.symbols()
+        if len(names) != 1 or names[0] not in self.g.symbols:
             return
-        entry = self.g.symbols.get(e.symbol)
-        if entry is not None and lo > entry.get("min", 1):
-            entry["min"] = int(lo)
+        entry = self.g.symbols[names[0]]
+        least = entry.get("min", 1)
+        if e.evaluate({names[0]: least}) >= lo:
+            return
+        top = entry.get("max", 1 << 40)
+        if e.evaluate({names[0]: top}) < lo:
+            return  # never: fuserc refuses the graph, naming the extent
+        while least < top:  # the least value that makes e >= lo (e grows with the symbol)
+            mid = (least + top) // 2
+            if e.evaluate({names[0]: mid}) >= lo:
+                top = mid
+            else:
+                least = mid + 1
+        entry["min"] = int(least)
 
     def require(self, ctx, e, m, what):
         """Records that extent `e` must be a multiple of `m` at run time, which a graph cannot

@@ -1,6 +1,7 @@
 """Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
 decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
 (F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
+smooth_l1_loss (1.13 has none) and huber_loss,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -143,6 +144,22 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
                                        device=device, pin_memory=pin_memory)
 
 
+def smooth_l1_loss(x, target, reduction=1, beta=1.0):
+    """F.smooth_l1_loss: 0.5 d^2 / beta where d = |x - target| < beta, else d - beta / 2 (d
+    where beta is 0); reduction 0 none, 1 mean, 2 sum."""
+    d = (x - target).abs()
+    loss = torch.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
+    return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
+
+
+def huber_loss(x, target, reduction=1, delta=1.0):
+    """F.huber_loss: 0.5 d^2 where d = |x - target| < delta, else delta (d - delta / 2)
+    (1.13's decomposition gives prims ops)."""
+    d = (x - target).abs()
+    loss = torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -156,4 +173,6 @@ def table():
             if op is not None:
                 out[op] = fn
     out[aten.full.default] = full
+    out[aten.smooth_l1_loss.default] = smooth_l1_loss
+    out[aten.huber_loss.default] = huber_loss
     return out

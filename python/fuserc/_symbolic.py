@@ -147,6 +147,19 @@ class Extent:
         """The divisors of the floor divisions and modulos in the expression (outermost)."""
         return sorted({f.den for m, _ in self.terms for f in m if not isinstance(f, str)})
 
+    def symbols(self):
+        """The symbols the expression reads, each once, sorted."""
+        out, stack = set(), [self]
+        while stack:
+            e = stack.pop()
+            for m, _ in e.terms:
+                for f in m:
+                    if isinstance(f, str):
+                        out.add(f)
+                    else:
+                        stack.append(f.num)
+        return sorted(out)
+
     def evaluate(self, values):
         """The value for `values` (symbol -> int)."""
         v = self.const

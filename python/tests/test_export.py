@@ -725,6 +725,57 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, r"updates a view of another tensor"):
             fuserc.export(stale, (torch.randn(2, 6),))
 
+    def test_vision_probe_fixes(self):
+        """A 2x upsample of an odd-sized example (its extent was fitted as H + 1: wrong shapes
+        at even H), stacked strided convs (H's min raised through H // 4 to 8; compile
+        failed), an in-place op on the clone of a slice and clip_grad_norm_'s
+        g.detach().mul_(coef) on an input (both refused)."""
+        def up(x):
+            return F.interpolate(x[:, :, ::2], scale_factor=2, mode="nearest")
+        pkg = fuserc.compile(up, (torch.randn(2, 3, 9, 4),), dynamic={"x": {0: "B", 2: "H"}},
+                             arch=["sm_80"])
+        for h in (8, 9, 2):
+            y = torch.randn(2, 3, h, 4)
+            torch.testing.assert_close(pkg(y), up(y), msg=f"H={h}")
+        stem = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 4, stride=4),
+                                   torch.nn.Conv2d(4, 4, 2, stride=2)).eval()
+        dynamic = {"input": {0: "B", 2: "H", 3: "W"}}
+        graph = fuserc.export(stem, (torch.randn(1, 3, 16, 24),), dynamic=dynamic)
+        self.assertEqual((graph["symbols"]["H"]["min"], graph["symbols"]["W"]["min"]), (8, 8))
+
+        def clip(x, g):
+            h = x[:, 1:]
+            y = h.clone()
+            y.add_(1)
+            coef = torch.clamp(1.0 / (g.norm() + 1e-6), max=1.0)
+            g.detach().mul_(coef)
+            return h + 0, y
+        pkg = fuserc.compile(clip, (torch.randn(2, 5), torch.randn(3) * 4),
+                             dynamic={"x": {0: "B"}}, arch=["sm_80"])
+        x, g = torch.randn(3, 5), torch.randn(3) * 4
+        g2 = g.clone()
+        got, want = pkg(x, g), clip(x, g2)
+        for a, b in zip(got + (g,), want + (g2,)):
+            torch.testing.assert_close(a, b)
+
+    def test_losses_bicubic_and_unfold(self):
+        def f(x, t):
+            p = t.sigmoid()
+            return F.mse_loss(x, t), F.smooth_l1_loss(x, t), \
+                F.smooth_l1_loss(x, t, beta=0.0, reduction="sum"), F.huber_loss(x, t, delta=0.5), \
+                F.binary_cross_entropy_with_logits(x, p, pos_weight=torch.full((5,), 2.0)), \
+                F.binary_cross_entropy(x.sigmoid(), p), F.logsigmoid(x), \
+                F.soft_margin_loss(x, t.sign()), \
+                F.interpolate(x[None], scale_factor=2, mode="bicubic", align_corners=False), \
+                F.unfold(x[None], kernel_size=2)
+        dynamic = {"x": {0: "B"}, "t": {0: "B"}}
+        pkg = fuserc.compile(f, (torch.randn(3, 4, 5), torch.randn(3, 4, 5)), dynamic=dynamic,
+                             arch=["sm_80"])
+        for b in (3, 6):
+            a = (torch.randn(b, 4, 5), torch.randn(b, 4, 5))
+            for k, (got, want) in enumerate(zip(pkg(*a), f(*a))):
+                torch.testing.assert_close(got, want, msg=f"output {k}, B={b}")
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
