@@ -151,15 +151,23 @@ def _upsample(ctx, name, overload):
     align = bool(ctx.const(2, "align_corners", False)) if linear else False
     scales = _scales(ctx, n, overload, 3 if linear else 2)
     # The op's own extents first (PyTorch's floor(in * scale)): fitted to the traces alone, an
-    # extent 2 * ((H + 1) // 2) traced at odd H only was H + 1.
+    # extent 2 * ((H + 1) // 2) traced at odd H only was H + 1. Not where every trace is at a
+    # multiple of its divisions (a UNet traced at even sizes alone, as it runs only there):
+    # there it is H, which its skip connection's extent must equal.
     for k, s in enumerate(scales):
         e = x.shape[2 + k]
         if s is None or e.is_constant:
             continue
         if float(s).is_integer() and s >= 1:
-            ctx.learn(e * int(s))
+            cand = e * int(s)
         elif s > 0 and (1 / s).is_integer():
-            ctx.learn(e // int(1 / s))
+            cand = e // int(1 / s)
+        else:
+            continue
+        dens = cand.denominators()
+        if not dens or not all(sv.get(n, 1) % d == 0 for sv in ctx.conv.sizes
+                               for n in cand.symbols() for d in dens):
+            ctx.learn(cand)
     out_shape = ctx.out_shape()
     if not x.dtype.is_floating_point and linear:
         ctx.fail(f"linear upsampling of a {x.dtype} tensor")
