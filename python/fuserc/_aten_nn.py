@@ -309,31 +309,42 @@ def _avg_pool(ctx, name):
         ctx.result(mean.name)
 
 
-def _adaptive_avg_pool(ctx, name):
-    """Adaptive average pooling where every output extent divides its input's (at every traced
-    size): x viewed as [..., O, E/O] per spatial dim and the mean over the E/O dims; to 1 per
-    dim, the mean over the spatial dims. PyTorch's windows of other sizes overlap or differ in
-    length, which fuserc refuses."""
+def _adaptive_pool(ctx, name):
+    """Adaptive average (max) pooling where every output extent divides its input's (at every
+    traced size): x viewed as [..., O, E/O] per spatial dim and the mean (amax) over the E/O
+    dims; to 1 per dim, over the spatial dims. PyTorch's windows of other sizes overlap or
+    differ in length, which fuserc refuses. Max pooling's indices are refused where used."""
     x = ctx.tensor(0)
     size = ctx.const(1, "output_size")
+    if "max" in name:  # values and indices: the values sized by the getitem that takes them
+        return _convert.Multi([
+            lambda c: _adaptive_pool_values(c, x, size, "amax", "max"),
+            _convert.Unsupported(ctx.conv.describe(
+                ctx.node, "cannot express the indices of adaptive max pooling in a fuserc "
+                          "graph"))])
+    return _adaptive_pool_values(ctx, x, size, "mean", "average")
+
+
+def _adaptive_pool_values(ctx, x, size, reduce, kind):
     size = list(size) if isinstance(size, (list, tuple)) else [size]
     n = len(size)
     if not x.dtype.is_floating_point:
-        ctx.fail(f"adaptive average pooling of a {x.dtype} tensor")
+        ctx.fail(f"adaptive {kind} pooling of a {x.dtype} tensor")
     spatial = list(range(x.rank - n, x.rank))
     if all(s == 1 for s in size):
-        return ctx.emit("mean", [x], dims=spatial, keepdim=True)
+        return ctx.result(ctx.tmp(reduce, [x], x.dtype, ctx.out_shape(), dims=spatial,
+                                  keepdim=True).name)
     shape, dims = list(x.shape[:x.rank - n]), []
     for k, d in enumerate(spatial):
         e, o = x.shape[d], size[k]
         if any(e.evaluate(sv) % o for sv in ctx.conv.sizes):
-            ctx.fail(f"adaptive average pooling of an extent {e.json()} to {o}: fuserc maps "
+            ctx.fail(f"adaptive {kind} pooling of an extent {e.json()} to {o}: fuserc maps "
                      "only output sizes that divide the input's (windows of one size)")
         shape += [Extent(o), ctx.conv.learn(e // o)]
         dims.append(len(shape) - 1)
     src = _fit_count(ctx, x, shape)
     grouped = ctx.tmp("reshape", [src], x.dtype, shape, shape=_reshape_shape(ctx, shape))
-    return ctx.emit("mean", [grouped], dims=dims, keepdim=False)
+    return ctx.result(ctx.tmp(reduce, [grouped], x.dtype, ctx.out_shape(), dims=dims).name)
 
 
 def convert(ctx, name, overload):
@@ -346,6 +357,7 @@ def convert(ctx, name, overload):
     if name in ("avg_pool1d", "avg_pool2d", "avg_pool3d"):
         return _avg_pool(ctx, name)
     if name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-                "_adaptive_avg_pool2d", "_adaptive_avg_pool3d"):
-        return _adaptive_avg_pool(ctx, name)
+                "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "adaptive_max_pool1d",
+                "adaptive_max_pool2d", "adaptive_max_pool3d"):
+        return _adaptive_pool(ctx, name)
     return None

@@ -91,9 +91,31 @@ def repeat_interleave(x, repeats, dim=None, *, output_size=None):
     return x.unsqueeze(dim + 1).expand(wide).reshape(shape)
 
 
+def one_hot(t, num_classes=-1):
+    """F.one_hot with a given number of classes: t compared with an arange (PyTorch 1.13 reads
+    t's values to check their range, which a trace cannot)."""
+    return (t.unsqueeze(-1) == torch.arange(num_classes, device=t.device)).long()
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """torch.cdist as differences of every pair of rows (PyTorch 1.13's fake tensors fail in
+    its meta function): [..., P, M] and [..., R, M] to [..., P, R]."""
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:
+        return (d != 0).sum(-1).to(x1.dtype)
+    if p == math.inf:
+        return d.abs().amax(-1)
+    if p == 1:
+        return d.abs().sum(-1)
+    if p == 2:
+        return (d * d).sum(-1).sqrt()
+    return d.abs().pow(p).sum(-1).pow(1.0 / p)
+
+
 class PythonOps:
     """While tracing: torch.repeat_interleave and Tensor.repeat_interleave with an int count
-    are `repeat_interleave` above. (An entry of make_fx's decomposition table would not be
+    are `repeat_interleave` above; F.one_hot with num_classes given and torch.cdist are
+    `one_hot` and `cdist` above. (An entry of make_fx's decomposition table would not be
     used: the op is CompositeImplicitAutograd, which PyTorch 1.13 decomposes in C++ before the
     tracer sees it, into the data-dependent repeat_interleave.Tensor.) Any other call is
     PyTorch's."""
@@ -105,6 +127,12 @@ class PythonOps:
                        "repeat_interleave" in vars(torch.Tensor))]
         for owner, name, original, _ in self.saved:
             setattr(owner, name, _int_repeats(original))
+        functional = torch.nn.functional
+        more = [(functional, "one_hot", functional.one_hot, "one_hot" in vars(functional)),
+                (torch, "cdist", torch.cdist, "cdist" in vars(torch))]
+        for owner, name, original, _ in more:
+            setattr(owner, name, _replaced(name, original))
+        self.saved += more
         return self
 
     def __exit__(self, *exc):
@@ -113,6 +141,21 @@ class PythonOps:
                 setattr(owner, name, original)
             else:
                 delattr(owner, name)
+
+
+def _replaced(name, original):
+    def call(*args, **kwargs):
+        if name == "one_hot":
+            t = args[0] if args else kwargs.get("tensor", kwargs.get("input"))
+            n = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
+            if isinstance(t, torch.Tensor) and isinstance(n, int) and n > 0:
+                return one_hot(t, n)
+            return original(*args, **kwargs)
+        try:
+            return cdist(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)
+    return call
 
 
 def _int_repeats(original):

@@ -776,6 +776,22 @@ class ProbeFixesTest(unittest.TestCase):
             for k, (got, want) in enumerate(zip(pkg(*a), f(*a))):
                 torch.testing.assert_close(got, want, msg=f"output {k}, B={b}")
 
+    def test_one_hot_cdist_and_adaptive_max_pooling(self):
+        """F.one_hot with num_classes (1.13 reads the values to check them), torch.cdist (1.13's
+        meta function fails on fake tensors), adaptive max pooling to 1 (its indices refused)."""
+        def f(t, x):
+            return F.one_hot(t, 5), torch.cdist(x, x), torch.cdist(x, x[:, :2], p=1.0), \
+                F.adaptive_max_pool2d(x[:, None], 1).flatten(1)
+        make = lambda b: (torch.randint(0, 5, (b, 3)), torch.randn(b, 3, 4))  # noqa: E731
+        pkg = fuserc.compile(f, make(2), dynamic={"t": {0: "B"}, "x": {0: "B"}}, arch=["sm_80"])
+        for b in (2, 5):
+            a = make(b)
+            for k, (got, want) in enumerate(zip(pkg(*a), f(*a))):
+                torch.testing.assert_close(got, want, msg=f"output {k}, B={b}")
+        with self.assertRaisesRegex(fuserc.ExportError, "the indices of adaptive max pooling"):
+            fuserc.export(lambda x: F.adaptive_max_pool2d(x, 1, return_indices=True)[1] * 2,
+                          (torch.randn(2, 3, 8, 6),))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
