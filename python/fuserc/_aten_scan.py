@@ -30,6 +30,20 @@ def _position(ctx, extent, dim, rank):
     return pos
 
 
+def _prefix(ctx, x, d):
+    """What a scan along dim d of x [.., n, rest] reduces over a new dim j: keep[i, j] = j <= i
+    ([n, n] and the ones of the dims after d), x as [.., 1, n(j), rest] beside it, the shape
+    they broadcast to [.., n, n, rest], and j (an iota at dim d + 1)."""
+    n = x.shape[d]
+    rank = x.rank + 1
+    row = _position(ctx, n, d, rank)  # i along dim d
+    col = _position(ctx, n, d + 1, rank)  # j along dim d + 1
+    kshape = [n, n] + [Extent(1)] * (x.rank - 1 - d)
+    keep = ctx.tmp("le", [col, row], torch.bool, kshape)
+    xu = ctx.tmp("unsqueeze", [x], x.dtype, x.shape[:d] + [Extent(1)] + x.shape[d:], dim=d)
+    return keep, xu, x.shape[:d] + [n, n] + x.shape[d + 1:], col
+
+
 def cumulative(ctx, name):
     """cumsum / cumprod along dim d of x [.., n, rest]: y[.., i, rest] is the sum (product) of
     x[.., j, rest] over j <= i, a reduction over a new dim j of where(j <= i, x, identity) of
@@ -42,17 +56,7 @@ def cumulative(ctx, name):
         return _cast(ctx, x, dtype) if x.dtype != dtype else ctx.result(x.name)
     d = ctx.const(1, "dim") % x.rank
     xc = _cast(ctx, x, dtype)
-    n = x.shape[d]
-    # keep[i, j] = j <= i over [n, n] (then the ones of the dims after d).
-    rank = x.rank + 1
-    row = _position(ctx, n, d, rank)  # i along dim d
-    col = _position(ctx, n, d + 1, rank)  # j along dim d + 1
-    kshape = [n, n] + [Extent(1)] * (x.rank - 1 - d)
-    keep = ctx.tmp("le", [col, row], torch.bool, kshape)
-    # x[.., 1, n(j), rest] beside keep[n(i), n(j), 1..]
-    xu_shape = x.shape[:d] + [Extent(1)] + x.shape[d:]
-    xu = ctx.tmp("unsqueeze", [xc], dtype, xu_shape, dim=d)
-    wide = x.shape[:d] + [n, n] + x.shape[d + 1:]
+    keep, xu, wide, _ = _prefix(ctx, xc, d)
     identity = 0 if name == "cumsum" else 1
     if dtype == torch.bool:
         identity = bool(identity)
@@ -102,13 +106,7 @@ def running_extreme(ctx, name):
     if x.rank == 0:
         x = ctx.tmp("reshape", [x], x.dtype, [Extent(1)], shape=[1])
     n = x.shape[d]
-    rank = x.rank + 1
-    row = _position(ctx, n, d, rank)
-    col = _position(ctx, n, d + 1, rank)
-    kshape = [n, n] + [Extent(1)] * (x.rank - 1 - d)
-    keep = ctx.tmp("le", [col, row], torch.bool, kshape)
-    xu = ctx.tmp("unsqueeze", [x], x.dtype, x.shape[:d] + [Extent(1)] + x.shape[d:], dim=d)
-    wide = x.shape[:d] + [n, n] + x.shape[d + 1:]
+    keep, xu, wide, col = _prefix(ctx, x, d)
     mshape = x.shape[:d] + [n, Extent(1)] + x.shape[d + 1:]
     floating = x.dtype.is_floating_point
     if name == "logcumsumexp":

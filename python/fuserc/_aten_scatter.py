@@ -11,28 +11,18 @@ import torch
 
 from ._aten_shape import (_broadcast_shape, _cast, _full, _json_shape, _reshape_shape,
                           _wrap_negative)
+from ._aten_scan import _position
 from ._graph import Value
 from ._symbolic import Extent, product
 
 _I64 = torch.int64
 
 
-def _iota_at(ctx, extent, dim, rank):
-    """iota over `extent` (i64) placed at dim `dim` of a rank-`rank` tensor (ones after it)."""
-    length = _json_shape(ctx, [extent], "an iota")[0]
-    pos = ctx.tmp("iota", [], _I64, [extent], length=length, dtype=_I64)
-    trailing = rank - 1 - dim
-    if trailing:
-        pos = ctx.tmp("reshape", [pos], _I64, [extent] + [Extent(1)] * trailing,
-                      shape=[length] + [1] * trailing)
-    return pos
-
-
 def _hits(ctx, index, d, n):
     """hit[..., k, p, ...] = index[..., k, ...] == p for p over [0, n) at a new dim d + 1."""
     shape = index.shape[:d + 1] + [Extent(1)] + index.shape[d + 1:]
     idx = ctx.tmp("unsqueeze", [_cast(ctx, index, _I64)], _I64, shape, dim=d + 1)
-    pos = _iota_at(ctx, n, d + 1, index.rank + 1)
+    pos = _position(ctx, n, d + 1, index.rank + 1)
     wide = index.shape[:d + 1] + [n] + index.shape[d + 1:]
     return ctx.tmp("eq", [idx, pos], torch.bool, wide), wide
 
@@ -41,7 +31,7 @@ def _last_writer(ctx, index, d, n):
     """For each position p of extent n along dim d: the last k with index[..., k, ...] == p, or
     -1 where none is (index's shape with extent n at d)."""
     hit, wide = _hits(ctx, index, d, n)
-    k = _iota_at(ctx, index.shape[d], d, index.rank + 1)
+    k = _position(ctx, index.shape[d], d, index.rank + 1)
     who = ctx.tmp("where", [hit, k, -1], _I64, wide)
     shape = index.shape[:d] + [n] + index.shape[d + 1:]
     return ctx.tmp("amax", [who], _I64, shape, dims=[d])
