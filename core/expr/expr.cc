@@ -2,6 +2,7 @@
 #include "core/expr/expr.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -493,6 +494,93 @@ void refine_common_factor_bounds(const std::vector<Term>& terms, int64_t constan
   }
 }
 
+// Tighter bounds for a polynomial in atoms with finite lower bounds (symbols, mostly): each
+// atom written as its lo plus a shift y in [0, hi - lo], the polynomial expanded in the
+// shifts. A monomial of y with a coefficient c >= 0 adds [0, c * (product of the shifts'
+// highs)], one with c < 0 the mirror, and the constant is the value at every atom's lo.
+// Summing the terms' intervals apart loses that they move together: (H-2)*(W-2) expanded,
+// H*W - 2*H - 2*W + 4, would reach -inf for unbounded H and W; shifted from H, W >= 3 it is
+// yH*yW + yH + yW + 1, at least 1. Terms of more than 6 factors are left out (the expansion
+// doubles per factor). Runs where lo is below 0, so that an extent proves non-negative.
+// Narrows [lo, hi]; never widens it.
+void refine_shifted_bounds(const std::vector<Term>& terms, int64_t constant, int64_t& lo,
+                           int64_t& hi) {
+  __extension__ using I = __int128;
+  constexpr int kMaxFactors = 6;
+  if (lo >= 0 || terms.size() < 2 || terms.size() > 64) return;  // only a lo below 0 matters
+  std::vector<Expr> atoms;  // distinct factors, in first-seen order
+  for (const auto& t : terms) {
+    if (t.factors.size() > kMaxFactors) return;
+    for (const auto& f : t.factors) {
+      if (f.lo() == kNegInf || f.lo() == kPosInf || f.lo() < -(int64_t{1} << 40) ||
+          f.lo() > (int64_t{1} << 40))
+        return;
+      if (std::find(atoms.begin(), atoms.end(), f) == atoms.end()) atoms.push_back(f);
+    }
+  }
+  if (atoms.size() > 16) return;
+  // A monomial of shifts: the count of each atom's shift, packed 4 bits per atom.
+  std::map<uint64_t, I> coef;
+  I base = constant;
+  const I limit = I(1) << 100;
+  for (const auto& t : terms) {
+    // Expand coef * prod(lo_f + y_f) over the term's factors: 2^k products.
+    const size_t k = t.factors.size();
+    for (uint32_t pick = 0; pick < (1u << k); ++pick) {
+      I c = t.coef;
+      uint64_t key = 0;
+      for (size_t j = 0; j < k; ++j) {
+        const size_t a = static_cast<size_t>(
+            std::find(atoms.begin(), atoms.end(), t.factors[j]) - atoms.begin());
+        if (pick & (1u << j)) {
+          key += uint64_t{1} << (4 * a);
+        } else {
+          c *= t.factors[j].lo();
+        }
+        if (c > limit || c < -limit) return;
+      }
+      if (key == 0)
+        base += c;
+      else
+        coef[key] += c;
+      if (base > limit || base < -limit) return;
+    }
+  }
+  // Each monomial of shifts lies in [0, prod of the shifts' highs] (or [0, inf)).
+  I new_lo = base, new_hi = base;
+  bool lo_finite = true, hi_finite = true;
+  for (const auto& [key, c] : coef) {
+    if (c == 0) continue;
+    I top = 1;
+    bool bounded = true;
+    for (size_t a = 0; a < atoms.size() && bounded; ++a) {
+      const uint64_t power = (key >> (4 * a)) & 15;
+      if (power == 0) continue;
+      if (atoms[a].hi() == kPosInf) {
+        bounded = false;
+        break;
+      }
+      const I width = I(atoms[a].hi()) - I(atoms[a].lo());
+      for (uint64_t e = 0; e < power && bounded; ++e) {
+        top *= width;
+        bounded = top <= limit;
+      }
+    }
+    if (c > 0) {
+      if (!bounded) hi_finite = false;
+      else new_hi += c * top;
+    } else {
+      if (!bounded) lo_finite = false;
+      else new_lo += c * top;
+    }
+  }
+  const I min64 = kNegInf, max64 = kPosInf;
+  if (lo_finite && new_lo > I(lo) && new_lo > min64 && new_lo < max64)
+    lo = static_cast<int64_t>(new_lo);
+  if (hi_finite && new_hi < I(hi) && new_hi > min64 && new_hi < max64)
+    hi = static_cast<int64_t>(new_hi);
+}
+
 Expr from_poly(Poly p) {
   std::vector<Term> merged = merge_like_terms(std::move(p.terms));
   while (fold_div_mod_pair(merged, p.constant) || fold_mod_with_its_argument(merged, p.constant)) {
@@ -512,6 +600,7 @@ Expr from_poly(Poly p) {
   }
   refine_floordiv_pair_bounds(merged, p.constant, n.lo, n.hi);
   refine_common_factor_bounds(merged, p.constant, n.lo, n.hi);
+  refine_shifted_bounds(merged, p.constant, n.lo, n.hi);
   n.args = std::move(terms);
   return make_expr_node(std::move(n));
 }

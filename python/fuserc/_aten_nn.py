@@ -5,19 +5,23 @@ as (x - mean) * rsqrt(var + eps) * weight + bias, and in training with the batch
 (var_mean), its running statistics written in place (Context.update), max
 pooling as a `pad` with -inf and one strided `slice` per kernel position combined by `maximum`,
 average pooling as the same windows summed and divided by their counts, and adaptive average
-pooling as a `mean` over windows of one size. convert(ctx, name,
-overload) returns None for other ops."""
+(max) pooling as a `mean` (`amax`) over windows of one size, or over PyTorch's windows of
+differing lengths as a masked reduction. convert(ctx, name, overload) returns None for other
+ops."""
 import itertools
 
 import torch
 
 from . import _convert
+from ._aten_resample import _number
 from ._aten_shape import _cast, _fit_count, _reshape_shape
 from ._dtypes import HALF as _HALF
 from ._graph import Size, Value
 from ._symbolic import Extent, product, provably_nonnegative
 
 _F32 = torch.float32
+_F64 = torch.float64
+_I64 = torch.int64
 
 
 def _per_channel(ctx, v, x, dtype):
@@ -310,10 +314,11 @@ def _avg_pool(ctx, name):
 
 
 def _adaptive_pool(ctx, name):
-    """Adaptive average (max) pooling where every output extent divides its input's (at every
-    traced size): x viewed as [..., O, E/O] per spatial dim and the mean (amax) over the E/O
-    dims; to 1 per dim, over the spatial dims. PyTorch's windows of other sizes overlap or
-    differ in length, which fuserc refuses. Max pooling's indices are refused where used."""
+    """Adaptive average (max) pooling: to 1 per dim, a mean (amax) over the spatial dims;
+    where every output extent divides its input's (at every traced size), x viewed as [...,
+    O, E/O] per spatial dim and the mean (amax) over the E/O dims; else PyTorch's windows
+    (overlapping, of differing lengths) one dim at a time (_adaptive_windows). Max pooling's
+    indices are refused where used."""
     x = ctx.tensor(0)
     size = ctx.const(1, "output_size")
     if "max" in name:  # values and indices: the values sized by the getitem that takes them
@@ -334,17 +339,70 @@ def _adaptive_pool_values(ctx, x, size, reduce, kind):
     if all(s == 1 for s in size):
         return ctx.result(ctx.tmp(reduce, [x], x.dtype, ctx.out_shape(), dims=spatial,
                                   keepdim=True).name)
+    if any(x.shape[d].evaluate(sv) % size[k] for k, d in enumerate(spatial)
+           for sv in ctx.conv.sizes):
+        for k, d in enumerate(spatial):
+            x = _adaptive_windows(ctx, x, d, size[k], reduce)
+        return ctx.result(x.name)
     shape, dims = list(x.shape[:x.rank - n]), []
     for k, d in enumerate(spatial):
         e, o = x.shape[d], size[k]
-        if any(e.evaluate(sv) % o for sv in ctx.conv.sizes):
-            ctx.fail(f"adaptive {kind} pooling of an extent {e.json()} to {o}: fuserc maps "
-                     "only output sizes that divide the input's (windows of one size)")
         shape += [Extent(o), ctx.conv.learn(e // o)]
         dims.append(len(shape) - 1)
     src = _fit_count(ctx, x, shape)
     grouped = ctx.tmp("reshape", [src], x.dtype, shape, shape=_reshape_shape(ctx, shape))
     return ctx.result(ctx.tmp(reduce, [grouped], x.dtype, ctx.out_shape(), dims=dims).name)
+
+
+def _adaptive_windows(ctx, x, d, o, reduce):
+    """x adaptively pooled to `o` along dim d (extent E), as PyTorch's kernels window it:
+    output i covers [floor(i*E/o), ceil((i+1)*E/o)). Written as a [o, E] window mask beside x
+    unsqueezed at d, reduced over the E dim: the mean (the masked sum over the window's
+    length, in f32 for half dtypes) or the amax (-inf outside the window). The bounds are
+    computed in f64, exact for extents below 2^40. Work is o*E per element of the other dims."""
+    e = x.shape[d]
+    rank = x.rank + 1
+    tail = [Extent(1)] * (x.rank - 1 - d)
+    length = _number(e)
+
+    def along(pos_dim, extent):  # an iota over `extent` (f64), placed at dim pos_dim
+        iota = ctx.tmp("iota", [], _I64, [extent], length=extent.json(), dtype=_I64)
+        v = ctx.tmp("cast", [iota], _F64, [extent], dtype=_F64)
+        trailing = rank - 1 - pos_dim
+        if trailing:
+            shape = [extent] + [Extent(1)] * trailing
+            v = ctx.tmp("reshape", [v], _F64, shape, shape=[extent.json()] + [1] * trailing)
+        return v
+
+    out, src = Extent(o), along(d + 1, e)  # h along the new dim d + 1
+    i = along(d, out)  # [o, 1, 1...]
+    pshape = [out, Extent(1)] + tail
+    start = ctx.tmp("floor", [ctx.tmp("div", [ctx.tmp("mul", [i, length], _F64, pshape), o],
+                                      _F64, pshape)], _F64, pshape)
+    end = ctx.tmp("ceil", [ctx.tmp("div", [ctx.tmp("mul", [ctx.tmp("add", [i, 1], _F64,
+                                                                    pshape), length],
+                                                    _F64, pshape), o], _F64, pshape)],
+                  _F64, pshape)
+    mshape = [out, e] + tail
+    inside = ctx.tmp("logical_and", [ctx.tmp("ge", [src, start], torch.bool, mshape),
+                                     ctx.tmp("lt", [src, end], torch.bool, mshape)],
+                     torch.bool, mshape)
+    acc = _F32 if x.dtype in _HALF else x.dtype
+    xa = _cast(ctx, x, acc)
+    wide = x.shape[:d] + [out, e] + x.shape[d + 1:]
+    xu = ctx.tmp("unsqueeze", [xa], acc, x.shape[:d] + [Extent(1)] + x.shape[d:], dim=d)
+    oshape = x.shape[:d] + [out] + x.shape[d + 1:]
+    if reduce == "amax":
+        kept = ctx.tmp("where", [inside, xu, float("-inf")], acc, wide)
+        r = ctx.tmp("amax", [kept], acc, oshape, dims=[d + 1])
+    else:
+        kept = ctx.tmp("where", [inside, xu, 0.0], acc, wide)
+        total = ctx.tmp("sum", [kept], acc, oshape, dims=[d + 1])
+        count = ctx.tmp("cast", [ctx.tmp("sub", [end, start], _F64, pshape)], acc,
+                        pshape, dtype=acc)
+        count = ctx.tmp("squeeze", [count], acc, [out] + tail, dims=[1])
+        r = ctx.tmp("div", [total, count], acc, oshape)
+    return _cast(ctx, r, x.dtype)
 
 
 def convert(ctx, name, overload):

@@ -527,6 +527,9 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return ctx.result(_index_select(ctx, x, dim, idx, ctx.out_shape()))
     if name == "flip":
         return ctx.result(_flip(ctx, ctx.tensor(0), ctx.const(1, "dims")).name)
+    if name == "unfold":
+        return ctx.result(_sliding_windows(ctx, ctx.tensor(0), ctx.const(1, "dimension"),
+                                           ctx.const(2, "size"), ctx.const(3, "step")).name)
     if name == "embedding":
         w, idx = ctx.tensor(0), ctx.tensor(1)
         return ctx.result(_index_select(ctx, w, 0, idx, ctx.out_shape()))
@@ -642,6 +645,35 @@ def _flip(ctx, x, dims):
         idx = ctx.tmp("add", [down, last], torch.int64, [n])
         x = ctx.tmp("index_select", [x, idx], x.dtype, x.shape, dim=d)
     return x
+
+
+def _sliding_windows(ctx, x, d, size, step):
+    """Tensor.unfold(d, size, step): the n = (E - size) // step + 1 windows along dim d, each
+    of `size` elements, in a new last dim. One index_select at i*step + k ([n, size] flattened),
+    a reshape to [.., n, size, ..] and a permute moving the window's dim last."""
+    d = d % x.rank if x.rank else 0
+    if x.rank == 0:
+        ctx.fail("unfold of a 0-d tensor")
+    ctx.conv.at_least(x.shape[d], size)  # PyTorch fails where one window does not fit
+    ctx.learn((x.shape[d] - size) // step + 1)
+    out = ctx.out_shape()
+    n, k = out[d], Extent(size)
+    wins = _json_shape(ctx, [n], "unfold")[0]
+    first = ctx.tmp("iota", [], torch.int64, [n], length=wins, start=0, step=step,
+                    dtype=torch.int64)
+    first = ctx.tmp("reshape", [first], torch.int64, [n, Extent(1)], shape=[wins, 1])
+    offset = ctx.tmp("iota", [], torch.int64, [k], length=size, dtype=torch.int64)
+    idx = ctx.tmp("add", [first, offset], torch.int64, [n, k])
+    flat = n * size
+    idx = ctx.tmp("reshape", [idx], torch.int64, [flat], shape=[-1])
+    picked = ctx.tmp("index_select", [x, idx], x.dtype, x.shape[:d] + [flat] + x.shape[d + 1:],
+                     dim=d)
+    split = x.shape[:d] + [n, k] + x.shape[d + 1:]
+    picked = ctx.tmp("reshape", [picked], x.dtype, split, shape=_reshape_shape(ctx, split))
+    order = list(range(d + 1)) + list(range(d + 2, x.rank + 1)) + [d + 1]
+    if order == list(range(x.rank + 1)):
+        return picked
+    return ctx.tmp("permute", [picked], x.dtype, [split[p] for p in order], dims=order)
 
 
 def _slice_of_uninitialized(ctx, src):

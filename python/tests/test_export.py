@@ -792,6 +792,20 @@ class ProbeFixesTest(unittest.TestCase):
             fuserc.export(lambda x: F.adaptive_max_pool2d(x, 1, return_indices=True)[1] * 2,
                           (torch.randn(2, 3, 8, 6),))
 
+    def test_adaptive_pooling_windows_and_sliding_windows(self):
+        """Adaptive pooling to sizes that do not divide the input's (PyTorch's overlapping
+        windows of differing lengths, over a symbolic image) and Tensor.unfold (windows of a
+        size and step in a new last dim), both refused before."""
+        def f(x):
+            return F.adaptive_avg_pool2d(x, (3, 5)), F.adaptive_max_pool2d(x, 4), \
+                x.unfold(2, 3, 2).unfold(3, 2, 1).sum((-1, -2)), x.unfold(-1, 4, 4)
+        pkg = fuserc.compile(f, (torch.randn(2, 3, 7, 11),), dynamic={"x": {2: "H", 3: "W"}},
+                             arch=["sm_80"])
+        for h, w in ((7, 11), (10, 9), (5, 4)):
+            x = torch.randn(2, 3, h, w)
+            for k, (got, want) in enumerate(zip(pkg(x), f(x))):
+                torch.testing.assert_close(got, want, msg=f"output {k} at {h}x{w}")
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):

@@ -292,15 +292,15 @@ class ResNetTest(unittest.TestCase):
                                  r"counter\.add_\(1\)")
 
         def pooled(x):
-            return torch.nn.functional.adaptive_avg_pool2d(x, (3, 3))
+            return torch.nn.functional.adaptive_max_pool2d(x, (3, 3), return_indices=True)[1]
         with self.assertRaises(fuserc.ExportError) as e:
             fuserc.export(pooled, (torch.randn(1, 2, 8, 8),))
         msg = str(e.exception).splitlines()
         self.assertEqual(len(msg), 2)
-        self.assertIn("adaptive average pooling of an extent 8 to 3: fuserc maps only output "
-                      "sizes that divide the input's", msg[0])
+        self.assertIn("cannot express the indices of adaptive max pooling in a fuserc graph",
+                      msg[0])
         self.assertRegex(msg[1], r"test_models\.py:\d+ in pooled: return torch\.nn\.functional"
-                                 r"\.adaptive_avg_pool2d\(x, \(3, 3\)\)")
+                                 r"\.adaptive_max_pool2d\(x, \(3, 3\), return_indices=True\)")
 
 
 if __name__ == "__main__":

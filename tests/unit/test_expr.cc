@@ -510,3 +510,22 @@ TEST_CASE("a sum whose terms share a factor is bounded by the factor times the r
   CHECK(e.lo() == 2);
   CHECK(e.hi() == 1000);
 }
+
+TEST_CASE("a product of shifted symbols, expanded, is bounded from the symbols' lows", "[expr]") {
+  // Two sliding windows of 3 (Tensor.unfold over H and W): (H-2)*(W-2) expands to
+  // H*W - 2*H - 2*W + 4, whose terms summed apart reach -inf for unbounded H and W.
+  const int64_t big = std::numeric_limits<int64_t>::max() / 4;
+  const Expr H = Expr::symbol("H", 3, big), W = Expr::symbol("W", 3, big);
+  const Expr area = (H - 2) * (W - 2);
+  CHECK(area.lo() == 1);
+  const Expr count = area * 18;  // what reshape divides back by 18
+  CHECK(floordiv(count, Expr(18)).lo() == 1);
+  // Bounded symbols give a finite high as well: (A-1)*(C-1) for A, C in [2, 5] is in [1, 16].
+  const Expr A = Expr::symbol("A", 2, 5), C = Expr::symbol("C", 2, 5);
+  const Expr box = (A - 1) * (C - 1);
+  CHECK(box.lo() == 1);
+  CHECK(box.hi() == 16);
+  // A negative coefficient on an unbounded shift leaves the low where it was (no false proof).
+  const Expr falls = H * 2 - H * W;  // H*(2 - W) <= -3 for W >= 3
+  CHECK(falls.lo() == std::numeric_limits<int64_t>::min());
+}
