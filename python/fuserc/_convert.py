@@ -615,13 +615,26 @@ class Converter:
             if nodes[0] not in live:
                 continue
             ctx = Context(self, nodes)
-            result = self.table(ctx)
+            narrow = self._narrow_dtype(nodes[0])
+            result = Unsupported(self.describe(nodes[0], narrow)) if narrow else self.table(ctx)
             self.values[nodes[0]] = result
             if isinstance(result, Value) and not result.scalar:
                 self.extents[result.name] = [e.json() for e in result.shape]
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 self.root[nodes[0]] = self.update(ctx, nodes[0].args[0], result)
         return self._outputs()
+
+    def _narrow_dtype(self, node):
+        """Why a node whose results are all tensors of a dtype the contract lacks (int8,
+        uint8, int16, complex: PyTorch's grid_sample decomposition casts to int8) cannot be
+        converted, or None. Its result fails only where something uses it."""
+        from ._dtypes import NAME_OF
+        metas = [m for m in self.metas[node] if m is not None]
+        odd = [m[1] for m in metas if m[1] not in NAME_OF]
+        if not metas or len(odd) < len(metas):
+            return None
+        return (f"a {odd[0]} result, a dtype fuserc graphs do not have (they hold "
+                f"{', '.join(str(d) for d in NAME_OF)})")
 
     def _live(self):
         A = self.traces[0]

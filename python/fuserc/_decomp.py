@@ -1,7 +1,8 @@
 """Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
 decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
 (F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
-smooth_l1_loss (1.13 has none) and huber_loss,
+smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
+grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8),
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -203,6 +204,54 @@ def huber_loss(x, target, reduction=1, delta=1.0):
     return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
 
 
+def _linspace_unit(n, align_corners, dtype):
+    """PyTorch's affine_grid base coordinates: linspace(-1, 1, n) (scaled by (n-1)/n without
+    align_corners), 0 for n = 1, as torch.linspace computes them (from the near end)."""
+    if n <= 1:
+        return torch.zeros(max(n, 0), dtype=dtype)
+    i = torch.arange(n, dtype=dtype)
+    step = 2.0 / (n - 1)
+    first = i * step - 1.0
+    last = 1.0 - (n - 1 - i) * step
+    r = torch.where(i < n // 2, first, last)
+    return r if align_corners else r * ((n - 1) / n)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """F.affine_grid: base coordinates [.., W, H, (D,) 1] (x first) times theta transposed,
+    as PyTorch's AffineGridGenerator computes them: a batched product in theta's dtype."""
+    n = size[0]
+    spatial = list(size[2:])
+    dt = theta.dtype
+    axes = [_linspace_unit(s, align_corners, dt) for s in spatial]  # D, H, W order
+    grids = torch.meshgrid(*axes, indexing="ij") if len(axes) > 1 else [axes[0]]
+    base = torch.stack(list(reversed(grids)) + [torch.ones_like(grids[0])], dim=-1)
+    flat = base.reshape(1, -1, len(spatial) + 1).expand(n, -1, -1)
+    out = torch.bmm(flat, theta.transpose(1, 2))
+    return out.reshape([n] + spatial + [len(spatial)])
+
+
+def grid_sampler_2d(*args, **kwargs):
+    """PyTorch's own decomposition of grid_sampler_2d, whose reflection padding takes the parity
+    of the reflection count from a cast to int8 (a dtype fuserc graphs lack): the cast is made
+    to int32 while it runs, which has the same parity for every count an f32 coordinate
+    reaches within int32."""
+    from torch._decomp import decomposition_table
+    decomposition = decomposition_table[torch.ops.aten.grid_sampler_2d.default]
+    original = torch.Tensor.to
+
+    def to(self, *a, **k):
+        a = tuple(torch.int32 if x is torch.int8 else x for x in a)
+        if k.get("dtype") is torch.int8:
+            k = dict(k, dtype=torch.int32)
+        return original(self, *a, **k)
+    torch.Tensor.to = to
+    try:
+        return decomposition(*args, **kwargs)
+    finally:
+        torch.Tensor.to = original
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -218,4 +267,8 @@ def table():
     out[aten.full.default] = full
     out[aten.smooth_l1_loss.default] = smooth_l1_loss
     out[aten.huber_loss.default] = huber_loss
+    out[aten.affine_grid_generator.default] = affine_grid_generator
+    from torch._decomp import decomposition_table
+    if aten.grid_sampler_2d.default in decomposition_table:
+        out[aten.grid_sampler_2d.default] = grid_sampler_2d
     return out

@@ -312,7 +312,7 @@ def _decompositions():
         "threshold", "logit", "addcmul", "addcdiv", "native_group_norm", "logsumexp",
         "xlogy", "glu", "silu_backward", "celu", "selu", "rms_norm", "repeat", "roll",
         "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-        "log_sigmoid_forward", "soft_margin_loss", "upsample_bicubic2d", "im2col")
+        "log_sigmoid_forward", "soft_margin_loss", "upsample_bicubic2d", "im2col", "col2im")
         if hasattr(aten, n)]
     table = dict(get_decompositions(wanted))
     # Norms, nan_to_num, softshrink, hardshrink: fuserc's own, in ATen ops (PyTorch 1.13's give

@@ -806,6 +806,47 @@ class ProbeFixesTest(unittest.TestCase):
             for k, (got, want) in enumerate(zip(pkg(x), f(x))):
                 torch.testing.assert_close(got, want, msg=f"output {k} at {h}x{w}")
 
+    def test_grid_sample_affine_grid_and_fold(self):
+        """A spatial transformer (F.affine_grid, then F.grid_sample) over a symbolic batch,
+        grid_sample's three modes and three paddings (reflection casts to int8 inside PyTorch's
+        decomposition) and F.fold (col2im, overlapping windows summed): each was refused."""
+        def stn(x, theta):
+            return F.grid_sample(x, F.affine_grid(theta, x.shape, align_corners=False),
+                                 align_corners=False)
+        make = lambda n: (torch.randn(n, 3, 6, 7), torch.randn(n, 2, 3))  # noqa: E731
+        pkg = fuserc.compile(stn, make(2), dynamic={"x": {0: "N"}, "theta": {0: "N"}},
+                             arch=["sm_80"])
+        for n in (2, 5):
+            a = make(n)
+            torch.testing.assert_close(pkg(*a), stn(*a), msg=f"N={n}")
+
+        def modes(x, g, cols):
+            return (F.grid_sample(x, g, mode="bilinear", padding_mode="reflection",
+                                  align_corners=True),
+                    F.grid_sample(x, g, mode="nearest", padding_mode="zeros",
+                                  align_corners=False),
+                    F.grid_sample(x, g, mode="bicubic", padding_mode="border",
+                                  align_corners=False),
+                    F.fold(cols, (6, 7), kernel_size=3, stride=2, padding=1))
+        a = (torch.randn(2, 3, 6, 7), torch.rand(2, 4, 5, 2) * 2.4 - 1.2,
+             torch.randn(2, 18, 12))
+        pkg = fuserc.compile(modes, a, arch=["sm_80"])
+        for k, (got, want) in enumerate(zip(pkg(*a), modes(*a))):
+            torch.testing.assert_close(got, want, msg=f"output {k}")
+
+    def test_a_dtype_the_contract_lacks_is_refused_where_used(self):
+        """An int8 intermediate is refused in one line naming the op and the user's line (it
+        was a KeyError); an unused one is no obstacle."""
+        def f(x):
+            q = (x * 8).to(torch.int8)  # noqa: F841 - unused: no obstacle
+            return (x * 4).to(torch.int8).float() + 1
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(f, (torch.randn(4),))
+        msg = str(e.exception).splitlines()
+        self.assertIn("a torch.int8 result, a dtype fuserc graphs do not have", msg[0])
+        self.assertIn("return (x * 4).to(torch.int8).float() + 1", msg[1])
+        fuserc.export(lambda x: (x.to(torch.int8), x + 1)[1], (torch.randn(4),))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
