@@ -62,7 +62,9 @@ enum Prec { kSelect = 1, kOr = 2, kCompare = 3, kAdd = 4, kMul = 5, kAtom = 6 };
 
 class IndexPrinter {
  public:
-  explicit IndexPrinter(kir::Type index_type) : index64_(index_type == kir::Type::Int64) {}
+  // `block_x`: the name that stands for blockIdx.x (a combo member's parameter), or "".
+  explicit IndexPrinter(kir::Type index_type, std::string block_x = {})
+      : index64_(index_type == kir::Type::Int64), block_x_(std::move(block_x)) {}
 
   std::string print(const Expr& e, int min_prec = kSelect) const {
     int p = 0;
@@ -72,6 +74,7 @@ class IndexPrinter {
 
  private:
   bool index64_;
+  std::string block_x_;
 
   std::string constant(int64_t v) const {
     if (!index64_) {
@@ -88,9 +91,11 @@ class IndexPrinter {
   }
 
   std::string symbol(const Expr& e) const {
-    // CUDA's builtin indices are unsigned: convert them to the index type.
+    // CUDA's builtin indices are unsigned: convert them to the index type (a member's block
+    // parameter too).
     if (e.name().find('.') != std::string::npos)
-      return std::string(index64_ ? "(long long)" : "(int)") + e.name();
+      return std::string(index64_ ? "(long long)" : "(int)") +
+             (e.name() == "blockIdx.x" && !block_x_.empty() ? block_x_ : e.name());
     return e.name();
   }
 
@@ -216,7 +221,8 @@ std::string float_literal(double v, bool single) {
 
 class ValuePrinter {
  public:
-  explicit ValuePrinter(kir::Type index_type) : index_(index_type) {}
+  explicit ValuePrinter(kir::Type index_type, const std::string& block_x = {})
+      : index_(index_type, block_x) {}
 
   std::string print(const kir::ValuePtr& v) const {
     using K = kir::Value::Kind;
@@ -370,7 +376,8 @@ std::string without_outer_parens(const std::string& s) {
 
 class StmtPrinter {
  public:
-  explicit StmtPrinter(kir::Type index_type) : values_(index_type), index_(index_type) {}
+  explicit StmtPrinter(kir::Type index_type, const std::string& block_x = {})
+      : values_(index_type, block_x), index_(index_type, block_x) {}
 
   void block(const kir::Block& b, int depth, std::ostringstream& out) const {
     for (const auto& s : b) stmt(s, depth, out);
@@ -579,14 +586,12 @@ std::string member_function(const kir::Kernel& k, const std::string& name) {
                   std::string("static __device__ ") +
                       (k.called_often ? "__noinline__" : "__forceinline__") + " void " + name + "(",
                   params);
-  StmtPrinter(k.index_type).block(k.body, 1, out);
+  // The member reads its range's block index from its parameter, not the built-in.
+  StmtPrinter(k.index_type, block).block(k.body, 1, out);
   out << "}\n";
-  // The printer spells the block index as the built-in; the member reads its parameter.
   std::string text = out.str();
-  const std::string builtin = "blockIdx.x";
-  for (size_t at = text.find(builtin); at != std::string::npos;
-       at = text.find(builtin, at + block.size()))
-    text.replace(at, builtin.size(), block);
+  FUSERC_CHECK(text.find("blockIdx") == std::string::npos,
+               "member function " + name + " reads blockIdx other than as blockIdx.x");
   return canonical_names(text, names);
 }
 
