@@ -37,8 +37,7 @@ _VIEWS = {"alias", "detach", "view", "_unsafe_view", "reshape", "expand", "permu
           "split_with_sizes", "chunk", "unbind", "as_strided", "diagonal", "view_as",
           "expand_as", "alias_copy"}
 # Products the table does not express yet (the rest are in _aten_products.py).
-_UNSUPPORTED_PRODUCTS = {"einsum", "_scaled_dot_product_flash_attention",
-                         "_scaled_dot_product_efficient_attention", "slow_conv_transpose2d",
+_UNSUPPORTED_PRODUCTS = {"einsum", "slow_conv_transpose2d",
                          "slow_conv3d", "_nnpack_spatial_convolution", "cudnn_convolution",
                          "mkldnn_convolution", "tensordot", "kron", "chain_matmul",
                          "linalg_multi_dot", "outer", "ger", "addr", "nll_loss_nd",

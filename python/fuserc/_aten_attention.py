@@ -142,18 +142,34 @@ def _attention(ctx, q_in, k_in, v_in, e, heads, w, bias, pw, pb, mask, mask_type
     return _linear(ctx, flat, pw, pb, e)
 
 
+# The fused kernels PyTorch 2 lowers scaled_dot_product_attention to (torch.export before its
+# training IR, or its decompositions): name -> (positions of attn_mask / attn_bias, dropout_p
+# and is_causal; None where keyword-only or absent). Their first result is the attention;
+# the others (log-sum-exp, seeds, sequence offsets) are refused where used.
+_FUSED_SDPA = {
+    "_scaled_dot_product_flash_attention_for_cpu": (None, 3, 4),
+    "_scaled_dot_product_flash_attention": (None, 3, 4),
+    "_scaled_dot_product_efficient_attention": (3, 5, 6),
+    "_scaled_dot_product_cudnn_attention": (3, 5, 6),
+}
+
+
 def _sdpa(ctx, name):
-    """PyTorch 2's scaled_dot_product_attention (and the CPU flash kernel torch.export may
-    decompose it to) as the contract's op, which has PyTorch's semantics (a bool mask keeps
-    what is true, a float one is added) without dropout."""
+    """PyTorch 2's scaled_dot_product_attention (and the fused kernels torch.export may
+    decompose it to, _FUSED_SDPA) as the contract's op, which has PyTorch's semantics (a bool
+    mask keeps what is true, a float one is added) without dropout."""
     q, k, v = ctx.tensor(0), ctx.tensor(1), ctx.tensor(2)
     if name == "scaled_dot_product_attention":
         mask = ctx.arg(3, "attn_mask", None)
         dropout, causal = ctx.const(4, "dropout_p", 0.0), ctx.const(5, "is_causal", False)
         gqa = ctx.const(None, "enable_gqa", False)
-    else:  # _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, *, ...)
-        dropout, causal = ctx.const(3, "dropout_p", 0.0), ctx.const(4, "is_causal", False)
-        mask, gqa = ctx.arg(None, "attn_mask", None), False
+    else:
+        at_mask, at_dropout, at_causal = _FUSED_SDPA[name]
+        dropout = ctx.const(at_dropout, "dropout_p", 0.0)
+        causal = ctx.const(at_causal, "is_causal", False)
+        mask = ctx.arg(at_mask, "attn_bias", None) if at_mask is not None else \
+            ctx.arg(None, "attn_mask", None)
+        gqa = False
     scale = ctx.const(None, "scale", None)
     if dropout:
         ctx.fail(f"attention with dropout_p={dropout}: fuserc maps attention without dropout "
@@ -165,13 +181,15 @@ def _sdpa(ctx, name):
                   enable_gqa=True if gqa else None, allow_tf32=_tf32(q.dtype))
     if name == "scaled_dot_product_attention":
         return ctx.result(out.name)
-    lse = _convert.Unsupported(ctx.conv.describe(
-        ctx.node, "cannot express the log-sum-exp of flash attention in a fuserc graph"))
-    return _convert.Multi([lambda c: c.result(out.name), lse])
+    rest = _convert.Unsupported(ctx.conv.describe(
+        ctx.node, "cannot express the log-sum-exp, seeds or offsets of fused attention in a "
+                  "fuserc graph"))
+    results = len(ctx.node.target._schema.returns)
+    return _convert.Multi([lambda c: c.result(out.name)] + [rest] * (results - 1))
 
 
 def convert(ctx, name, overload):
-    if name in ("scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu"):
+    if name == "scaled_dot_product_attention" or name in _FUSED_SDPA:
         return _sdpa(ctx, name)
     if name == "_native_multi_head_attention":
         return _native_mha(ctx)

@@ -415,6 +415,25 @@ def _trace_make_fx(fn, args):
     return Trace(nodes, placeholders, flat, spec, {}, gm)
 
 
+def _export_decompositions():
+    """What torch.export's program is decomposed with: PyTorch's core ATen table (what
+    run_decompositions() runs by default), fuserc's own table as make_fx has it (so that both
+    tracers give the same graphs), and scaled_dot_product_attention kept whole (the contract
+    has the op; decomposed, it becomes a device's fused kernel)."""
+    try:
+        from torch.export import default_decompositions  # PyTorch >= 2.6
+        core = default_decompositions()
+    except ImportError:
+        from torch._decomp import core_aten_decompositions
+        core = core_aten_decompositions()
+    table = {op: core[op] for op in list(core)}
+    table.update(_decompositions())
+    sdpa = getattr(torch.ops.aten, "scaled_dot_product_attention", None)
+    if sdpa is not None:
+        table.pop(sdpa.default, None)
+    return table
+
+
 def _trace_export(fn, args):
     wrapped = _wrap(fn)
 
@@ -423,7 +442,7 @@ def _trace_export(fn, args):
             return wrapped(*a)
 
     ep = torch.export.export(Function(), tuple(args))
-    ep = ep.run_decompositions()
+    ep = ep.run_decompositions(_export_decompositions())
     gm = ep.graph_module
     sig = ep.graph_signature
     all_ph = [n for n in gm.graph.nodes if n.op == "placeholder"]

@@ -284,6 +284,14 @@ class SelfAttention(torch.nn.Module):
         return self.mha(x, x, x, key_padding_mask=pad, need_weights=False)[0]
 
 
+def _test_library():
+    """The library of the test namespace (PyTorch 1.13 has no FRAGMENT kind: one DEF library
+    for every op defined there; registrations live as long as it does)."""
+    if not hasattr(_test_library, "lib"):
+        _test_library.lib = torch.library.Library("fuserc_test", "DEF")
+    return _test_library.lib
+
+
 def _sdpa_op():
     """PyTorch 2's aten.scaled_dot_product_attention; on PyTorch 1.13, which has none, an op of
     the same schema and semantics (without dropout) registered under a test namespace, so that
@@ -291,7 +299,7 @@ def _sdpa_op():
     if hasattr(torch.ops.aten, "scaled_dot_product_attention"):
         return torch.ops.aten.scaled_dot_product_attention.default
     if not hasattr(torch.ops.fuserc_test, "scaled_dot_product_attention"):
-        lib = torch.library.Library("fuserc_test", "DEF")
+        lib = _test_library()
         lib.define("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
                    "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, "
                    "float? scale=None, bool enable_gqa=False) -> Tensor")
@@ -312,8 +320,60 @@ def _sdpa_op():
             return q.new_empty(q.shape[:-1] + v.shape[-1:])
         lib.impl("scaled_dot_product_attention", math_impl, "CPU")
         lib.impl("scaled_dot_product_attention", meta_impl, "Meta")
-        _sdpa_op.lib = lib  # registrations live as long as their library
     return torch.ops.fuserc_test.scaled_dot_product_attention.default
+
+
+def _fused_sdpa_ops():
+    """The fused kernels that torch.export on a CUDA tensor lowers attention to, with their
+    schemas, registered under the test namespace (math and meta implementations; the
+    log-sum-exp and other side results empty): (efficient, flash)."""
+    if not hasattr(torch.ops.fuserc_test, "_scaled_dot_product_efficient_attention"):
+        lib = _test_library()
+        lib.define("_scaled_dot_product_efficient_attention(Tensor query, Tensor key, "
+                   "Tensor value, Tensor? attn_bias, bool compute_log_sumexp, "
+                   "float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> "
+                   "(Tensor output, Tensor log_sumexp, Tensor philox_seed, "
+                   "Tensor philox_offset)")
+        lib.define("_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value, "
+                   "float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, "
+                   "*, float? scale=None) -> (Tensor output, Tensor logsumexp, "
+                   "Tensor cum_seq_q, Tensor cum_seq_k, int max_q, int max_k, "
+                   "Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)")
+
+        def attend(q, k, v, bias, is_causal, scale):
+            s = q @ k.transpose(-2, -1) * (scale if scale is not None else q.shape[-1] ** -0.5)
+            if is_causal:
+                keep = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+                s = s.masked_fill(keep.logical_not(), float("-inf"))
+            if bias is not None:
+                s = s + bias
+            return torch.softmax(s, -1) @ v
+
+        def efficient(q, k, v, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
+                      scale=None):
+            e = q.new_empty(0)
+            return attend(q, k, v, attn_bias, is_causal, scale), e, e, e
+
+        def efficient_meta(q, k, v, attn_bias, compute_log_sumexp, dropout_p=0.0,
+                           is_causal=False, scale=None):
+            e = q.new_empty(0)
+            return q.new_empty(q.shape[:-1] + v.shape[-1:]), e, e, e
+
+        def flash(q, k, v, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
+            e = q.new_empty(0)
+            return attend(q, k, v, None, is_causal, scale), e, e, e, 0, 0, e, e, e
+
+        def flash_meta(q, k, v, dropout_p=0.0, is_causal=False, return_debug_mask=False,
+                       scale=None):
+            e = q.new_empty(0)
+            return q.new_empty(q.shape[:-1] + v.shape[-1:]), e, e, e, 0, 0, e, e, e
+        lib.impl("_scaled_dot_product_efficient_attention", efficient, "CPU")
+        lib.impl("_scaled_dot_product_efficient_attention", efficient_meta, "Meta")
+        lib.impl("_scaled_dot_product_flash_attention", flash, "CPU")
+        lib.impl("_scaled_dot_product_flash_attention", flash_meta, "Meta")
+    ns = torch.ops.fuserc_test
+    return (ns._scaled_dot_product_efficient_attention.default,
+            ns._scaled_dot_product_flash_attention.default)
 
 
 class AttentionTest(unittest.TestCase):
@@ -336,6 +396,28 @@ class AttentionTest(unittest.TestCase):
                                                    "bias": {0: "L", 1: "S"}},
               [(torch.randn(1, 4, 3, 8), torch.randn(1, 4, 6, 8), torch.randn(1, 4, 6, 6),
                 torch.ones(3, 6, dtype=torch.bool).tril(), torch.randn(3, 6))], TOL)
+
+    def test_fused_attention_kernels_map_to_the_contracts_op(self):
+        """The kernels torch.export on CUDA lowers attention to (efficient with an additive
+        bias, flash causal) become the contract's op; their log-sum-exp is refused where
+        used."""
+        efficient, flash = _fused_sdpa_ops()
+
+        def attend(q, k, v, bias):
+            return (efficient(q, k, v, bias, False, scale=0.3)[0],
+                    flash(q, k, v, 0.0, True)[0])
+        q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 6)
+        bias = torch.randn(5, 5)
+        graph = fuserc.export(attend, (q, k, v, bias), tracer="make_fx")
+        ops = [op for op in graph["ops"] if op["op"] == "scaled_dot_product_attention"]
+        self.assertEqual([(op.get("is_causal"), op.get("scale"), len(op["args"])) for op in ops],
+                         [(None, 0.3, 4), (True, None, 3)])
+        check(self, attend, (q, k, v, bias), {"q": {0: "B"}, "k": {0: "B"}, "v": {0: "B"}},
+              [(torch.randn(3, 4, 5, 8), torch.randn(3, 4, 5, 8), torch.randn(3, 4, 5, 6),
+                bias)], TOL)
+        with self.assertRaisesRegex(fuserc.ExportError, "log-sum-exp, seeds or offsets"):
+            fuserc.export(lambda q, k, v: flash(q, k, v, 0.0, True)[1] + 1, (q, k, v),
+                          tracer="make_fx")
 
     def test_vit_over_a_symbolic_image(self):
         """Both orders of the encoder layer's norms; S = (H/4)*(W/4) + 1 tokens, whose layer
