@@ -434,6 +434,51 @@ def _export_decompositions():
     return table
 
 
+def _lifted_tensor(ep, name):
+    """The tensor behind placeholder `name` that torch.export lifted out of the function (a
+    tensor it closes over, a module's buffer or parameter), or None: found through the graph
+    signature's input specs (PyTorch >= 2.2) or its older maps, in the program's constants or
+    state dict."""
+    sig = ep.graph_signature
+    target = None
+    for spec in getattr(sig, "input_specs", None) or []:
+        if getattr(getattr(spec, "arg", None), "name", None) == name:
+            target = spec.target
+            break
+    if target is None:
+        for attr in ("inputs_to_lifted_tensor_constants", "inputs_to_buffers",
+                     "inputs_to_parameters"):
+            table = getattr(sig, attr, None) or {}
+            if name in table:
+                target = table[name]
+                break
+    for attr in ("constants", "tensor_constants", "state_dict"):
+        table = getattr(ep, attr, None) or {}
+        if target is not None and target in table:
+            return table[target]
+    return None
+
+
+def _constants_as_attributes(ep, gm, lifted):
+    """torch.export's lifted placeholders made what make_fx gives for the same tensors: get_attr
+    nodes of the graph module (the converter writes them into the graph as constants)."""
+    if not lifted:
+        return
+    first = next(n for n in gm.graph.nodes if n.op != "placeholder")
+    for k, ph in enumerate(lifted):
+        t = _lifted_tensor(ep, ph.name)
+        if not isinstance(t, torch.Tensor):
+            raise ExportError(f"the function uses {ph.name}, which torch.export lifted out of "
+                              "it as something fuserc cannot read as a tensor")
+        attr = f"_fuserc_lifted_{k}"
+        gm.register_buffer(attr, t, persistent=False)
+        with gm.graph.inserting_before(first):
+            node = gm.graph.get_attr(attr)
+        node.meta = dict(ph.meta)
+        ph.replace_all_uses_with(node)
+        gm.graph.erase_node(ph)
+
+
 def _trace_export(fn, args):
     wrapped = _wrap(fn)
 
@@ -447,10 +492,10 @@ def _trace_export(fn, args):
     sig = ep.graph_signature
     all_ph = [n for n in gm.graph.nodes if n.op == "placeholder"]
     user_inputs = list(sig.user_inputs)
-    if len(user_inputs) != len(args) or len(all_ph) != len(args):
-        lifted = [n.name for n in all_ph if n.name not in user_inputs]
-        raise ExportError("the function uses tensors that are not among its inputs (" +
-                          ", ".join(lifted) + "): pass them as arguments")
+    if len(user_inputs) != len(args):
+        raise ExportError(f"torch.export gave {len(user_inputs)} user inputs for the function's "
+                          f"{len(args)} arguments")
+    _constants_as_attributes(ep, gm, [n for n in all_ph if n.name not in user_inputs])
     by_name = {n.name: n for n in all_ph}
     placeholders = [by_name[u] for u in user_inputs]
     nodes = [n for n in gm.graph.nodes if n.op in ("call_function", "get_attr")]

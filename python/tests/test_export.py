@@ -885,6 +885,38 @@ def last_token_pooling(ids, logits):
     return logits[torch.arange(ids.shape[0]), lengths]
 
 
+class TorchExportPathTest(unittest.TestCase):
+    """Pieces of the torch.export path (PyTorch 2) that run on 1.13 too."""
+
+    def test_lifted_constants_become_attributes(self):
+        """A tensor torch.export lifts out of the function (a placeholder named in the graph
+        signature's input specs, its value among the program's constants) becomes a get_attr
+        node holding that tensor, as make_fx gives it; the graph computes the same."""
+        from types import SimpleNamespace
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from fuserc import _trace
+        c = torch.randn(4)
+        gm = make_fx(lambda x, k: x * k + 1)(torch.randn(4), c)
+        lifted = [n for n in gm.graph.nodes if n.op == "placeholder"][1]
+        spec = SimpleNamespace(arg=SimpleNamespace(name=lifted.name), target="scale")
+        ep = SimpleNamespace(graph_signature=SimpleNamespace(input_specs=[spec]),
+                             constants={"scale": c}, state_dict={})
+        _trace._constants_as_attributes(ep, gm, [lifted])
+        gm.recompile()
+        ops = [n.op for n in gm.graph.nodes]
+        self.assertEqual(ops.count("placeholder"), 1)
+        self.assertEqual(ops.count("get_attr"), 1)
+        attr = next(n for n in gm.graph.nodes if n.op == "get_attr")
+        self.assertIs(getattr(gm, attr.target), c)
+        x = torch.randn(4)
+        torch.testing.assert_close(gm(x), x * c + 1)
+        ep.constants = {}
+        gm2 = make_fx(lambda x, k: x * k)(torch.randn(4), c)
+        with self.assertRaisesRegex(fuserc.ExportError, "lifted out of it"):
+            _trace._constants_as_attributes(
+                ep, gm2, [[n for n in gm2.graph.nodes if n.op == "placeholder"][1]])
+
+
 class ScanAndArgReductionTest(unittest.TestCase):
     """cumsum / cumprod, argmax / argmin and max.dim's indices, indexing with several index
     tensors, and integer division with a rounding mode (each was refused)."""
