@@ -140,8 +140,8 @@ def _inputs_at(inputs, dynamic, sizes, k):
             continue
         # The tracers see only shapes and dtypes (fake tensors): no values are drawn, as the
         # sizes at multiples can be large (a 2632 x 4452 image traced in Swin's windows).
-        if t.dtype.is_floating_point:
-            out.append(torch.empty(shape, dtype=t.dtype))
+        if t.dtype.is_floating_point:  # requires_grad kept: the function may take gradients
+            out.append(torch.empty(shape, dtype=t.dtype).requires_grad_(t.requires_grad))
         else:
             out.append(torch.zeros(shape, dtype=t.dtype))
     return out
@@ -315,6 +315,14 @@ def _decompositions():
         "log_sigmoid_forward", "soft_margin_loss", "upsample_bicubic2d", "im2col", "col2im")
         if hasattr(aten, n)]
     table = dict(get_decompositions(wanted))
+    # Gradients (torch.autograd.grad inside the function: a training step as one graph):
+    # PyTorch's decompositions of the backward ops.
+    from torch._decomp import decomposition_table
+    for op, fn in decomposition_table.items():
+        packet = op.overloadpacket.__name__
+        if op._overloadname != "out" and (packet.endswith("_backward") or
+                                          packet.endswith("_backward_data")):
+            table.setdefault(op, fn)
     # Norms, nan_to_num, softshrink, hardshrink: fuserc's own, in ATen ops (PyTorch 1.13's give
     # prims ops); std and std_mean the converter reads itself (var_mean and sqrt).
     table.update(_decomp.table())

@@ -885,6 +885,31 @@ def last_token_pooling(ids, logits):
     return logits[torch.arange(ids.shape[0]), lengths]
 
 
+class GradientTest(unittest.TestCase):
+    def test_a_training_step_with_autograd_grad_is_one_graph(self):
+        """torch.autograd.grad inside the function (a training step: loss, gradients through
+        layer norm, GELU, an embedding and cross-entropy, an SGD update) exports through
+        PyTorch's decompositions of the backward ops (nll_loss_backward was refused), over a
+        symbolic batch whose example inputs require grad."""
+        def step(ids, t, emb, w, ln_w):
+            h = F.layer_norm(F.embedding(ids, emb), (8,), ln_w)
+            loss = F.cross_entropy(F.gelu(h @ w).flatten(0, 1), t.flatten())
+            g_emb, g_w, g_ln = torch.autograd.grad(loss, (emb, w, ln_w))
+            return loss.detach(), emb.detach() - 0.1 * g_emb, w.detach() - 0.1 * g_w, \
+                ln_w.detach() - 0.1 * g_ln
+        torch.manual_seed(0)
+        make = lambda b: (torch.randint(0, 10, (b, 3)), torch.randint(0, 5, (b, 3)),  # noqa
+                          torch.randn(10, 8, requires_grad=True),
+                          torch.randn(8, 5, requires_grad=True),
+                          torch.randn(8, requires_grad=True))
+        pkg = fuserc.compile(step, make(2), dynamic={"ids": {0: "B"}, "t": {0: "B"}},
+                             arch=["sm_80"])
+        for b in (2, 5):
+            a = make(b)
+            for k, (got, want) in enumerate(zip(pkg(*a), step(*a))):
+                torch.testing.assert_close(got, want, msg=f"output {k}, B={b}")
+
+
 class TorchExportPathTest(unittest.TestCase):
     """Pieces of the torch.export path (PyTorch 2) that run on 1.13 too."""
 
