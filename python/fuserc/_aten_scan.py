@@ -119,6 +119,9 @@ def running_extreme(ctx, name):
         e = ctx.tmp("exp", [ctx.tmp("sub", [kept, m], x.dtype, wide)], x.dtype, wide)
         s = ctx.tmp("sum", [e], x.dtype, mshape, dims=[d + 1], keepdim=True)
         r = ctx.tmp("add", [ctx.tmp("log", [s], x.dtype, mshape), m], x.dtype, mshape)
+        out = ctx.out_shape()
+        if not out:  # a 0-d tensor, scanned as [1]
+            return ctx.emit("reshape", [r], shape=[])
         return ctx.emit("squeeze", [r], dims=[d + 1])
     largest = name == "cummax"
     if floating:

@@ -461,9 +461,12 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
                 "split_with_sizes_copy", "split_copy"):
         return _split(ctx, name)
     if name == "cat":
-        tensors = [t for t in ctx.arg(0, "tensors") if not (t.rank == 1 and t.shape[0] ==
-                                                           Extent(0))]
         dim = ctx.const(1, "dim", 0)
+        # Empty parts add nothing: a legacy 1-D empty tensor, or one empty along `dim` (an
+        # empty KV cache: torch.zeros(B, H, 0, D) before the first keys).
+        tensors = [t for t in ctx.arg(0, "tensors") if not (
+            (t.rank == 1 and t.shape[0] == Extent(0)) or
+            (t.rank and t.shape[dim % t.rank] == Extent(0)))]
         dtype = ctx.out_dtype()
         tensors = [_cast(ctx, t, dtype) for t in tensors]
         if len(tensors) == 1:

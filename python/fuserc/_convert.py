@@ -291,6 +291,7 @@ class Converter:
         self.known = {}  # Extent -> its values in the traces, in the order met (see learn)
         self.requirements = []  # sizes assumed to be multiples (see require)
         self.extents = {}  # graph name of a node's result -> its shape (json extents)
+        self.empties = {}  # graph name of a result with an extent of 0 -> why it is refused
         for s in sorted(sizes[0]):
             entry = {"hint": max(1, (hints or {}).get(s, sizes[0][s]))}
             lo, hi = (ranges or {}).get(s, (None, None))
@@ -619,6 +620,13 @@ class Converter:
             result = Unsupported(self.describe(nodes[0], narrow)) if narrow else self.table(ctx)
             self.values[nodes[0]] = result
             if isinstance(result, Value) and not result.scalar:
+                if any(e.is_constant and e.constant == 0 for e in result.shape):
+                    # Fine where nothing the graph keeps reads it (a cat drops it); else
+                    # refused when the graph is written (document).
+                    self.empties[result.name] = self.describe(
+                        nodes[0], f"an empty tensor (shape {[e.json() for e in result.shape]}):"
+                                  " a fuserc graph has extents of 0 only where a symbol whose "
+                                  "min is 0 is 0 at run time")
                 self.extents[result.name] = [e.json() for e in result.shape]
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 self.root[nodes[0]] = self.update(ctx, nodes[0].args[0], result)
@@ -699,7 +707,14 @@ class Converter:
         if not names:
             raise ExportError("fuserc.export: the function returns no tensor and updates no "
                               "input")
-        return self.g.document(names, aliases), ReturnSpec(A.out_spec, leaves)
+        doc = self.g.document(names, aliases)
+        kept = [i["name"] for i in doc["inputs"]]
+        for op in doc["ops"]:
+            kept += op["out"] if isinstance(op["out"], list) else [op["out"]]
+        for name in kept:
+            if name in self.empties:
+                raise ExportError(self.empties[name])
+        return doc, ReturnSpec(A.out_spec, leaves)
 
     def rng_args(self):
         """The [seed, offset] arguments of the next random op (the graph's rng_seed and

@@ -2,7 +2,8 @@
 decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
 (F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
 smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
-grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8),
+grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
+nansum, fmin / fmax, dist and linspace,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -252,6 +253,65 @@ def grid_sampler_2d(*args, **kwargs):
         torch.Tensor.to = original
 
 
+def _reduced_dims(x, dim):
+    if dim is None:
+        return list(range(x.dim()))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return dims or list(range(x.dim()))
+
+
+def any_(x, dim=None, keepdim=False):
+    """any (default, dim, dims): whether a count of non-zeros is above 0 (False where the
+    reduced extent is 0, as PyTorch)."""
+    return (x != 0).sum(_reduced_dims(x, dim), keepdim) > 0
+
+
+def all_(x, dim=None, keepdim=False):
+    """all: whether the count of zeros is 0 (True where the reduced extent is 0)."""
+    return (x == 0).sum(_reduced_dims(x, dim), keepdim) == 0
+
+
+def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    if x.dtype.is_floating_point:
+        x = torch.where(torch.isnan(x), torch.zeros((), dtype=x.dtype), x)
+    return x.sum(_reduced_dims(x, dim), keepdim, dtype=dtype)
+
+
+def _nan_ignoring(pick):
+    def f(a, b):
+        r = pick(a, b)
+        if not r.dtype.is_floating_point:
+            return r
+        a, b = a.to(r.dtype), b.to(r.dtype)
+        return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, r))
+    return f
+
+
+fmax, fmin = _nan_ignoring(torch.maximum), _nan_ignoring(torch.minimum)
+
+
+def dist(a, b, p=2):
+    """torch.dist: the p-norm of a - b over every element."""
+    return _vector_norm(a - b, p)
+
+
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """torch.linspace as PyTorch's CPU kernel computes it: step = (end - start) / (steps - 1)
+    in the result's dtype (double for integers), start + step * i for the first half, end -
+    step * (steps - 1 - i) for the rest."""
+    dtype = dtype or torch.get_default_dtype()
+    compute = dtype if dtype.is_floating_point else torch.float64
+    if steps == 1:
+        return torch.full((1,), start, dtype=compute, device=device).to(dtype)
+    lo = torch.tensor(start, dtype=compute).item()
+    hi = torch.tensor(end, dtype=compute).item()
+    step = torch.tensor((hi - lo) / (steps - 1), dtype=compute).item()
+    i = torch.arange(steps, dtype=torch.int64, device=device)
+    first = i.to(compute) * step + lo
+    last = hi - (steps - 1 - i).to(compute) * step
+    return torch.where(i < steps // 2, first, last).to(dtype)
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -268,6 +328,14 @@ def table():
     out[aten.smooth_l1_loss.default] = smooth_l1_loss
     out[aten.huber_loss.default] = huber_loss
     out[aten.affine_grid_generator.default] = affine_grid_generator
+    for packet, fn in ((aten.any, any_), (aten.all, all_), (aten.nansum, nansum)):
+        for overload in ("default", "dim", "dims"):
+            op = getattr(packet, overload, None)
+            if op is not None:
+                out[op] = fn
+    out[aten.fmax.default], out[aten.fmin.default] = fmax, fmin
+    out[aten.dist.default] = dist
+    out[aten.linspace.default] = linspace
     from torch._decomp import decomposition_table
     if aten.grid_sampler_2d.default in decomposition_table:
         out[aten.grid_sampler_2d.default] = grid_sampler_2d

@@ -847,6 +847,31 @@ class ProbeFixesTest(unittest.TestCase):
         self.assertIn("return (x * 4).to(torch.int8).float() + 1", msg[1])
         fuserc.export(lambda x: (x.to(torch.int8), x + 1)[1], (torch.randn(4),))
 
+    def test_inductor_probe_ops(self):
+        """Ops of PyTorch Inductor's tests that were refused or wrong: any / all (dim, all
+        dims, bool and int), nansum, fmin / fmax (NaN ignored), dist, linspace (as PyTorch's
+        CPU kernel rounds), logcumsumexp of a 0-d tensor (its shape was [1]), a cat with an
+        empty KV cache (torch.zeros(B, H, 0, D); compile failed), an empty result refused."""
+        def f(x, y, k):
+            return ((x > 1).any(-1), (x > 0).all(-1), x.any(), (x > 1).any(0, keepdim=True),
+                    x.nansum(), x.nansum(1), torch.fmin(x, y), torch.fmax(x, y),
+                    torch.dist(x, y), torch.dist(x, y, p=1.5),
+                    torch.linspace(0.125, 0.875, 5) + x[:, :1], torch.linspace(-3, 10, 6,
+                                                                               dtype=torch.int64),
+                    torch.logcumsumexp(x[0, 0], 0),
+                    torch.cat([torch.zeros(k.shape[0], 2, 0, 4), k], dim=2) * 2)
+        make = lambda n: (torch.randn(n, 5), torch.randn(n, 5), torch.randn(2, 2, n, 4))  # noqa
+        a = make(3)
+        a[0][0, 1] = float("nan")
+        a[1][1, 2] = float("nan")
+        pkg = fuserc.compile(f, a, dynamic={"x": {0: "N"}, "y": {0: "N"}, "k": {2: "N"}},
+                             arch=["sm_80"])
+        for args in (a, make(6)):
+            for k, (got, want) in enumerate(zip(pkg(*args), f(*args))):
+                torch.testing.assert_close(got, want, equal_nan=True, msg=f"output {k}")
+        with self.assertRaisesRegex(fuserc.ExportError, r"an empty tensor \(shape \[0\]\)"):
+            fuserc.export(lambda x: (torch.tensor([]), x + 1), (torch.randn(3),))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
