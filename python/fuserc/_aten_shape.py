@@ -530,6 +530,8 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return ctx.result(_index_select(ctx, x, dim, idx, ctx.out_shape()))
     if name == "flip":
         return ctx.result(_flip(ctx, ctx.tensor(0), ctx.const(1, "dims")).name)
+    if name == "as_strided":
+        return _layout_only_as_strided(ctx)
     if name == "unfold":
         return ctx.result(_sliding_windows(ctx, ctx.tensor(0), ctx.const(1, "dimension"),
                                            ctx.const(2, "size"), ctx.const(3, "step")).name)
@@ -648,6 +650,29 @@ def _flip(ctx, x, dims):
         idx = ctx.tmp("add", [down, last], torch.int64, [n])
         x = ctx.tmp("index_select", [x, idx], x.dtype, x.shape, dim=d)
     return x
+
+
+def _layout_only_as_strided(ctx):
+    """as_strided (or as_strided_) that changes no value: the same sizes, and strides that are
+    the row-major ones but on dims of extent 1, at offset 0. PyTorch 1.13's adaptive average
+    pooling to 1 of a channels-last tensor restrides its [N, C, 1, 1] result so (torchvision's
+    ConvNeXt and Swin heads); fuserc's tensors are row-major, so it is the tensor itself. Any
+    other as_strided reads memory as the graph does not lay it out, and is refused."""
+    x = ctx.tensor(0)
+    sizes, strides = ctx._raw(1, "size", None), ctx._raw(2, "stride", None)
+    offsets = ctx._raw(3, "storage_offset", None)
+    for node, size, stride, offset in zip(ctx.nodes, sizes, strides, offsets):
+        shape = list(ctx.conv.metas[node.args[0]][0][0])
+        size, stride = [int(v) for v in size], [int(v) for v in stride]
+        dense, running = [], 1
+        for e in reversed(shape):
+            dense.append(running)
+            running *= e
+        dense.reverse()
+        if size != shape or offset not in (None, 0) or any(
+                e != 1 and st != d for e, st, d in zip(size, stride, dense)):
+            raise ctx.unsupported("as_strided other than a change of layout alone")
+    return ctx.result(x.name)
 
 
 def _sliding_windows(ctx, x, d, size, step):

@@ -116,6 +116,20 @@ def _symbol_values(inputs, dynamic):
     return values
 
 
+def _dim_order(t):
+    """t's dims from the outermost in memory to the innermost (row-major: 0, 1, ...; a
+    channels-last image: 0, 2, 3, 1); row-major where t is not dense in some order."""
+    rank = t.dim()
+    order = sorted(range(rank), key=lambda d: (-t.stride(d), d))
+    expect = 1
+    for d in reversed(order):
+        if t.shape[d] != 1 and t.stride(d) != expect:
+            return list(range(rank))
+        expect *= t.shape[d]
+    # Dims of extent 1 stay where row-major order puts them among the others' order.
+    return order if any(t.shape[d] != 1 for d in order) else list(range(rank))
+
+
 def _inputs_at(inputs, dynamic, sizes, k):
     """The traced arguments with the symbols at `sizes` (trace k > 0 also moves the numbers, so
     that a number read as a Python value shows up as a difference between traces; trace 0 keeps
@@ -140,10 +154,16 @@ def _inputs_at(inputs, dynamic, sizes, k):
             continue
         # The tracers see only shapes and dtypes (fake tensors): no values are drawn, as the
         # sizes at multiples can be large (a 2632 x 4452 image traced in Swin's windows).
+        # The example's dim order kept (a channels-last image: PyTorch runs other ops on one).
+        order = _dim_order(t)
+        laid = [shape[d] for d in order]
         if t.dtype.is_floating_point:  # requires_grad kept: the function may take gradients
-            out.append(torch.empty(shape, dtype=t.dtype).requires_grad_(t.requires_grad))
+            u = torch.empty(laid, dtype=t.dtype)
         else:
-            out.append(torch.zeros(shape, dtype=t.dtype))
+            u = torch.zeros(laid, dtype=t.dtype)
+        if order != list(range(len(order))):
+            u = u.permute([order.index(d) for d in range(len(order))])
+        out.append(u.requires_grad_(t.requires_grad) if t.dtype.is_floating_point else u)
     return out
 
 

@@ -284,6 +284,13 @@ class Package:
             raise ValueError(f"{self.name}: tensors on {device} (fuserc runs on CUDA devices "
                              "and, emulated, on the CPU)")
         handle = self._handle(device)
+        # An input the package reads alone, in another layout than the row-major one its graph
+        # takes (a channels-last image, a transposed view), is copied to that layout (PyTorch
+        # takes any strides); one it writes in place must already be laid out so.
+        written = {o.in_place_of for o in self.outputs if o.in_place_of >= 0}
+        values = [v.contiguous() if isinstance(v, torch.Tensor) and not s.is_scalar and
+                  not s.has_strides and i not in written and not v.is_contiguous() else v
+                  for i, (v, s) in enumerate(zip(values, specs))]
 
         # Inputs: checked against the specs; shapes are the plan's key.
         n = len(specs)

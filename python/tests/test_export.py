@@ -872,6 +872,34 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, r"an empty tensor \(shape \[0\]\)"):
             fuserc.export(lambda x: (torch.tensor([]), x + 1), (torch.randn(3),))
 
+    def test_channels_last_inputs_and_layout_only_as_strided(self):
+        """ConvNeXt's and Swin's head: adaptive average pooling to 1 of a channels-last tensor,
+        which PyTorch 1.13 restrides (as_strided_ on dims of extent 1; refused before), traced
+        from a channels-last input (kept channels-last at the other trace sizes, else the ops
+        differ) and a permuted one; a package that only reads an input copies one of another
+        layout to row-major, one it writes in place must be row-major."""
+        def head(x, y):
+            return F.adaptive_avg_pool2d(x, 1).flatten(1), \
+                F.adaptive_avg_pool2d(y.permute(0, 3, 1, 2), 1).flatten(1)
+        make = lambda b: (torch.randn(b, 8, 4, 4).contiguous(  # noqa: E731
+            memory_format=torch.channels_last), torch.randn(b, 4, 4, 8))
+        pkg = fuserc.compile(head, make(2), dynamic={"x": {0: "B"}, "y": {0: "B"}},
+                             arch=["sm_80"])
+        for b in (2, 3):
+            a = make(b)
+            for k, (got, want) in enumerate(zip(pkg(*a), head(*a))):
+                torch.testing.assert_close(got, want, msg=f"output {k}, B={b}")
+        t = torch.randn(3, 5).t()  # a transposed view
+        pkg = fuserc.compile(lambda x: x * 2, (torch.randn(5, 3),), arch=["sm_80"])
+        torch.testing.assert_close(pkg(t), t * 2)
+
+        def bump(x):
+            x.add_(1)
+            return x * 2
+        pkg = fuserc.compile(bump, (torch.randn(5, 3),), arch=["sm_80"])
+        with self.assertRaisesRegex(ValueError, r"pass \.contiguous\(\)"):
+            pkg(torch.randn(3, 5).t())
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
