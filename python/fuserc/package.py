@@ -284,13 +284,17 @@ class Package:
             raise ValueError(f"{self.name}: tensors on {device} (fuserc runs on CUDA devices "
                              "and, emulated, on the CPU)")
         handle = self._handle(device)
-        # An input the package reads alone, in another layout than the row-major one its graph
-        # takes (a channels-last image, a transposed view), is copied to that layout (PyTorch
-        # takes any strides); one it writes in place must already be laid out so.
+        # An input in another layout than the row-major one its graph takes (a channels-last
+        # image, a transposed view) is copied to that layout, as PyTorch takes any strides; one
+        # the package writes in place is copied back after the launch (`laid_out`).
         written = {o.in_place_of for o in self.outputs if o.in_place_of >= 0}
-        values = [v.contiguous() if isinstance(v, torch.Tensor) and not s.is_scalar and
-                  not s.has_strides and i not in written and not v.is_contiguous() else v
-                  for i, (v, s) in enumerate(zip(values, specs))]
+        laid_out = {}
+        for i, (v, s) in enumerate(zip(values, specs)):
+            if isinstance(v, torch.Tensor) and not s.is_scalar and not s.has_strides and \
+                    not v.is_contiguous():
+                values[i] = v.contiguous()
+                if i in written:
+                    laid_out[i] = v
 
         # Inputs: checked against the specs; shapes are the plan's key.
         n = len(specs)
@@ -350,7 +354,8 @@ class Package:
         results = []
         for j, s in enumerate(outs):
             if s.in_place_of >= 0 or s.source_input >= 0:
-                t = values[s.source_input if s.source_input >= 0 else s.in_place_of]
+                k = s.source_input if s.source_input >= 0 else s.in_place_of
+                t = laid_out.get(k, values[k])
                 if out is not None and out[j] is not None and out[j] is not t:
                     raise ValueError(f"{self.name}: output {s.name!r} is input "
                                      f"{specs[s.in_place_of if s.in_place_of >= 0 else s.source_input].name!r} "
@@ -385,6 +390,8 @@ class Package:
             status = bound.lib.fuserc_launch(bound.plan, None, in_ptrs, out_ptrs, None, 0)
         if status:
             check(status)
+        for i, v in laid_out.items():  # on the same stream, after the launch
+            v.copy_(values[i])
         return self._shape_results(results)
 
     def _check_requires(self, shapes):
