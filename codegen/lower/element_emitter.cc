@@ -23,6 +23,27 @@ NameTable::NameTable() {
       "tan",      "tanh",     "erf",      "erfc",      "fma",      "isnan",     "isinf",
       "isfinite", "printf",   "assert",   "main"};
   for (const char* r : kReserved) taken_.insert(r);
+  // CUDA's math functions (crt/math_functions.h, double and float forms), the half-precision
+  // headers' types and functions, and the fixed-width integer types: a graph value named
+  // `expm1` would hide the function the f64 kernel calls.
+  static const char* kCudaNames[] = {
+      "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "copysign", "cospi",
+      "cosh", "cyl_bessel_i0", "cyl_bessel_i1", "erfcinv", "erfcx", "erfinv", "exp10", "exp2",
+      "expm1", "fabs", "fdim", "fmax", "fmin", "fmod", "frexp", "hypot", "ilogb", "j0", "j1",
+      "jn", "labs", "ldexp", "lgamma", "llabs", "llmax", "llmin", "llrint", "llround", "log10",
+      "log1p", "log2", "logb", "lrint", "lround", "modf", "nan", "nearbyint", "nextafter",
+      "norm", "norm3d", "norm4d", "normcdf", "normcdfinv", "rcbrt", "remainder", "remquo",
+      "rhypot", "rint", "rnorm", "rnorm3d", "rnorm4d", "rsqrt", "scalbln", "scalbn", "signbit",
+      "sinh", "sinpi", "tgamma", "ullmax", "ullmin", "umax", "umin", "y0", "y1", "yn",
+      "half", "half2", "nv_bfloat16", "nv_bfloat162", "int8_t", "int16_t", "int32_t", "int64_t",
+      "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "hexp", "hexp2", "hexp10",
+      "hlog", "hlog2", "hlog10", "hsqrt", "hrsqrt", "hrcp", "hsin", "hcos", "htanh", "hfloor",
+      "hceil", "htrunc", "hrint", "habs", "hmax", "hmin", "hisnan", "hisinf", "hneg", "hadd",
+      "hsub", "hmul", "hdiv", "hfma", "heq", "hne", "hle", "hge", "hlt", "hgt"};
+  for (const char* r : kCudaNames) {
+    taken_.insert(r);
+    taken_.insert(std::string(r) + "f");  // the float form (expm1f, log1pf, ...)
+  }
 }
 
 std::string NameTable::fresh(const std::string& base) {

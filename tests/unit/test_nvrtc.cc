@@ -61,6 +61,28 @@ TEST_CASE("every elementwise op and cast compiles for sm_80 and sm_90 without wa
   }
 }
 
+TEST_CASE("values named after CUDA's math functions and types compile", "[nvrtc]") {
+  // A graph value is a kernel parameter or local of its own name: `expm1` (PyTorch's trace of
+  // torch.expm1 names its result so) hid the f64 function the kernel calls. Every unary op's
+  // result is named after the op, the input `half`, and a cast `int64_t`.
+  for (const char* dt : {"f64", "f32"}) {
+    INFO("dtype " << dt);
+    std::string in = std::string(R"({"name": "half", "dtype": ")") + dt +
+                     R"(", "shape": ["N", "M"], "range": [0.25, 0.75]})";
+    std::string ops = R"({"op": "cast", "args": ["half"], "dtype": "i64", "out": "int64_t"})";
+    std::string outs = R"("int64_t")";
+    for (const auto& info : all_ops()) {
+      if (info.group != OpGroup::Unary || info.is_internal()) continue;
+      std::string op = std::string(R"({"op": ")") + info.name + R"(", "args": ["half"], "out": ")" +
+                       info.name + "\"}";
+      if (!parses(graph("u", kNM, in, op, "\"" + std::string(info.name) + "\""))) continue;
+      ops += ", " + op;
+      outs += std::string(", \"") + info.name + "\"";
+    }
+    check_binaries(compile_for_gpus(graph(std::string("named_") + dt, kNM, in, ops, outs)));
+  }
+}
+
 TEST_CASE("reduction and normalization kernels compile for sm_80 and sm_90 without warnings",
           "[nvrtc]") {
   // Every reduction for every dtype (warp shuffles and shared memory of bools, 64-bit integers,
