@@ -302,9 +302,20 @@ def _convert_functional(ctx, name, overload, full):  # noqa: C901
     if name in _UNARY:
         return ctx.emit(name, [ctx.tensor(0)])
     if name == "round":
-        if ctx.const(None, "decimals", 0):
-            raise ctx.unsupported("round with decimals")
-        return ctx.emit("round", [ctx.tensor(0)])
+        decimals = ctx.const(None, "decimals", 0)
+        x = ctx.tensor(0)
+        if not decimals:
+            return ctx.emit("round", [x])
+        # PyTorch's: round(x * 10^d) / 10^d, or for d < 0 round(x / 10^-d) * 10^-d, the power
+        # in x's dtype.
+        if not x.dtype.is_floating_point:
+            ctx.fail(f"round with decimals of a {x.dtype} tensor")
+        acc = _F32 if x.dtype in _HALF else x.dtype
+        xa = _cast(ctx, x, acc)
+        scale = float(torch.tensor(10.0 ** abs(decimals), dtype=x.dtype).to(acc).item())
+        there, back = ("mul", "div") if decimals > 0 else ("div", "mul")
+        r = ctx.tmp("round", [ctx.tmp(there, [xa, scale], acc, x.shape)], acc, x.shape)
+        return ctx.result(_cast(ctx, ctx.tmp(back, [r, scale], acc, x.shape), x.dtype).name)
     if name == "gelu":
         approx = ctx.const(1, "approximate", "none")
         return ctx.emit("gelu", [ctx.tensor(0)], approximate=approx if approx != "none" else None)

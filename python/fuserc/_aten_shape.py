@@ -351,9 +351,17 @@ def _fit_count(ctx, x, shape):
 def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
     g = ctx.g
     # ---- views and shape ops
+    if name in ("view", "view_copy") and overload == "dtype":
+        x = ctx.tensor(0)
+        if ctx.out_dtype() != x.dtype:  # x.view(torch.int32): the same bits read as another type
+            raise ctx.unsupported(f"a view of a {x.dtype} tensor as {ctx.out_dtype()} (its bits "
+                                  "reinterpreted), which no op of a fuserc graph does")
+        return Value(x.name, x.dtype, x.shape, view=True)
     if name in ("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias"):
         x = ctx.tensor(0)
         shape = _view_shape(ctx, x)
+        if name == "view":  # a write into the view writes x (reshaped back)
+            ctx.conv.places[ctx.node] = _reshaped_back
         if shape == x.shape:
             return Value(x.name, x.dtype, x.shape, view=True)
         x = _fit_count(ctx, x, shape)
@@ -650,6 +658,16 @@ def _flip(ctx, x, dims):
         idx = ctx.tmp("add", [down, last], torch.int64, [n])
         x = ctx.tmp("index_select", [x, idx], x.dtype, x.shape, dim=d)
     return x
+
+
+def _reshaped_back(ctx, parent, value):
+    """The tensor a view (aten.view) was taken of, after a write into the whole view: the
+    written values in the tensor's own shape and dtype."""
+    v = _cast(ctx, value, parent.dtype)
+    if v.shape == parent.shape:
+        return v
+    return ctx.tmp("reshape", [v], v.dtype, parent.shape,
+                   shape=_reshape_shape(ctx, parent.shape))
 
 
 def _layout_only_as_strided(ctx):

@@ -471,12 +471,16 @@ class Converter:
     def update(self, ctx, base, result):
         """Records `result` as the new value of the tensor of node `base` (an in-place write);
         returns the node that stands for that tensor."""
-        before = self.lookup(base)
-        if isinstance(before, Value) and before.view and not self._view_written_alone(ctx.node,
-                                                                                      base):
-            # A write into a slice or select (t[..., -1:] = 0, shifted[:, 0] = start_id): the
-            # tensor it views, with that part replaced, where no other view of it read later
-            # would miss the write.
+        # The view the written tensor is, also after earlier writes into it (whose results
+        # hold no view flag: a.view(64) written by add_ and then mul_).
+        view = self._root(base)
+        made = self.values.get(view)
+        if isinstance(made, Value) and made.view and not self._view_written_alone(ctx.node,
+                                                                                  view):
+            # A write into a view (t[..., -1:] = 0, shifted[:, 0] = start_id, a.view(64) += 3):
+            # the tensor it views, with that part replaced, where no other view of it read
+            # later would miss the write.
+            base = view
             place = self.places.get(base)
             parent = base.args[0] if place is not None and base.args else None
             if parent is None or not self._no_stale_views(ctx.node, parent, base):
@@ -548,6 +552,11 @@ class Converter:
         while True:
             v = self.values.get(cur)
             if not (isinstance(v, Value) and v.view):
+                # A computed tensor, unless it is an input or buffer that in-place ops wrote
+                # before (a.sigmoid_(); a.view(64).add_(3) writes the input a).
+                root = self._root(cur) if isinstance(cur, torch.fx.Node) else None
+                if isinstance(root, torch.fx.Node) and root.op in ("placeholder", "get_attr"):
+                    return False
                 return isinstance(cur, torch.fx.Node) and cur.op == "call_function" and \
                     cur is not view
             parent = cur.args[0] if cur.args and isinstance(cur.args[0], torch.fx.Node) \

@@ -903,6 +903,45 @@ class ProbeFixesTest(unittest.TestCase):
         torch.testing.assert_close(base.t(), want + 1)
         torch.testing.assert_close(got, (want + 1) * 2)
 
+    def test_writes_through_a_view_of_an_input_and_rounding(self):
+        """Inductor's input_mutation tests: in-place ops on an input, then on a.view(64) of it
+        (the later writes were lost from the input: wrong values), and a copy_ into a view of
+        an input read afterwards (refused); round with decimals (refused); a view as another
+        dtype (its bits reinterpreted) is refused, not read as a cast (wrong values)."""
+        def mutate(a):
+            a += 1
+            a *= 2
+            torch.ops.aten.sigmoid_(a)
+            a = a.view(64)
+            a += 3
+            a *= 4
+            torch.ops.aten.relu_(a)
+            return a
+
+        def fill_view(a):
+            b = a + 1
+            a.view(64).copy_(torch.tensor([66.0]))
+            return b, a + 2
+        for f in (mutate, fill_view):
+            x = torch.randn(1, 64)
+            pkg = fuserc.compile(f, (x.clone(),), arch=["sm_80"])
+            mine, theirs = x.clone(), x.clone()
+            got, want = pkg(mine), f(theirs)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                torch.testing.assert_close(g, w, msg=f.__name__)
+            torch.testing.assert_close(mine, theirs, msg=f"{f.__name__}: the input")
+
+        def rounded(x):
+            return torch.round(x, decimals=2), torch.round(x, decimals=-1), \
+                torch.round(x.double(), decimals=3)
+        x = torch.randn(64) * 100
+        pkg = fuserc.compile(rounded, (x,), arch=["sm_80"])
+        for got, want in zip(pkg(x), rounded(x)):
+            self.assertTrue(torch.equal(got, want))
+        with self.assertRaisesRegex(fuserc.ExportError, "its bits reinterpreted"):
+            fuserc.export(lambda x: x.view(torch.int32) + 1, (x,))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
