@@ -550,7 +550,14 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return _triangle(ctx, name)
     if name == "gather":
         x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
-        return ctx.emit("gather", [x, idx], dim=dim % x.rank)
+        dim = dim % max(x.rank, 1)
+        # PyTorch lets the index be shorter than x in the other dims (reading x's first
+        # elements there); the contract's gather takes x's extents: x sliced to the index's.
+        for d in range(min(x.rank, idx.rank)):
+            if d != dim and idx.shape[d] != x.shape[d]:
+                shape = x.shape[:d] + [idx.shape[d]] + x.shape[d + 1:]
+                x = Value(_slice(ctx, x, d, None, idx.shape[d]), x.dtype, shape)
+        return ctx.emit("gather", [x, idx], dim=dim)
     # ---- creation
     if name in ("full", "zeros", "ones", "new_full", "new_zeros", "new_ones", "full_like",
                 "zeros_like", "ones_like", "scalar_tensor", "fill", "zero"):

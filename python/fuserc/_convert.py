@@ -682,6 +682,11 @@ class Converter:
             if not isinstance(v, Value) or v.scalar:
                 raise ExportError(f"fuserc.export: the function returns {o.name}, which is not "
                                   "a tensor of the graph")
+            if any(e.is_constant and e.constant == 0 for e in v.shape):
+                raise ExportError(self.empties.get(v.name) or self.describe(
+                    o, f"returns an empty tensor (shape {[e.json() for e in v.shape]}): a fuserc "
+                       "graph has extents of 0 only where a symbol whose min is 0 is 0 at run "
+                       "time"))
             leaves.append(len(names))
             names.append(v.name)
         # Inputs updated in place: in-place ops (make_fx), or torch.export's mutation outputs.

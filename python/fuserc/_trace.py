@@ -308,6 +308,11 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
         if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
             why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
                    "while tracing; compute with tensor operations)")
+        elif "failed to many any schema" in text or "failed to match any schema" in text:
+            why = ("an op was given a tensor where it takes a Python number: a number argument "
+                   "of the function is a scalar input, a 0-d tensor while tracing (fix the "
+                   "number in the function, e.g. functools.partial, or compute with tensor "
+                   "operations)")
         else:
             why = f"{type(e).__name__}: {text}"
             if k:

@@ -942,6 +942,22 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, "its bits reinterpreted"):
             fuserc.export(lambda x: x.view(torch.int32) + 1, (x,))
 
+    def test_gather_with_a_shorter_index_and_clear_refusals(self):
+        """torch.gather with an index shorter than the input in other dims (compile failed);
+        an empty result and a number argument handed to an op's Scalar parameter are refused
+        in words (compile failed; a tracer's 'failed to match any schema')."""
+        def f(a, b):
+            return torch.gather(a, 1, b)
+        a, b = torch.randn(4, 5, 10, 6), torch.randint(5, (4, 5, 10, 1))
+        pkg = fuserc.compile(f, (a, b), arch=["sm_80"])
+        self.assertTrue(torch.equal(pkg(a, b), f(a, b)))
+        with self.assertRaisesRegex(fuserc.ExportError, r"an empty tensor \(shape \[0, 2, 4"):
+            fuserc.export(lambda x: x.repeat(0, 1, 1, 1), (torch.randn(1, 2, 4, 8),))
+        with self.assertRaisesRegex(fuserc.ExportError, "takes a Python number"):
+            fuserc.export(lambda a, b, c, beta: torch.ops.aten.baddbmm(a, b, c, beta=beta),
+                          (torch.randn(2, 1, 3), torch.randn(2, 4, 5), torch.randn(2, 5, 3),
+                           1.0))
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
