@@ -599,8 +599,11 @@ class Converter:
                           if target_name(a) != target_name(b)), min(len(A.nodes), len(t.nodes)))
                 node = A.nodes[min(k, len(A.nodes) - 1)] if A.nodes else None
                 msg = ("the function runs different ops at other sizes of its symbols "
-                       "(shape-dependent control flow), from here on")
-                raise ExportError(self.describe(node, msg) if node else "fuserc.export: " + msg)
+                       "(shape-dependent control flow), from here on; if it does so only at "
+                       "small sizes, say where it is used with ranges=")
+                err = ExportError(self.describe(node, msg) if node else "fuserc.export: " + msg)
+                err.ops_differ = True
+                raise err
         self.order = {n: k for k, n in enumerate(A.nodes)}
         for trace in self.traces:
             for n in trace.nodes:

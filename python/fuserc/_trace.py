@@ -210,24 +210,29 @@ def _trace_sizes(base, ranges, multiples=None):
 
 
 # A symbol's example size keeps its factors from this number in the traces at multiples.
-_MULTIPLES_OF = 2 ** 4 * 3 ** 2 * 5 * 7
+MULTIPLES_OF = 2 ** 4 * 3 ** 2 * 5 * 7
 
 
-def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None):
+def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None, floors=None):
     """Three Traces of fn, the symbol values of each (a list of dicts) and the example sizes
     (the symbols' hints, which trace A is not at where one is 0 or 1: see _trace_sizes).
 
     Where the function traces at the example sizes but not at the primes (a view that splits
     an extent in pairs needs an even one), it is traced again at multiples of primes: each
     symbol at its example size's largest divisor among 2^4 * 3^2 * 5 * 7 times a prime (an
-    example size 32 traces at 16 * 11 and 16 * 47)."""
+    example size 32 traces at 16 * 11 and 16 * 47).
+
+    `floors` (symbol -> its least valid size, which the converter found above a size traced
+    before: a stride-32 conv traced at H = 13 gave an empty result where PyTorch fails) traces
+    those symbols at multiples of it, m * 11 and m * 47: sizes that are valid, and whose
+    quotients by m (H // 32 beside W // 32) differ between the symbols."""
     base = _symbol_values(inputs, dynamic)
-    sizes = _trace_sizes(base, ranges)
+    sizes = _trace_sizes(base, ranges, floors)
     first = _trace_once(fn, inputs, dynamic, tracer, what, sizes[0], 0)
     try:
         rest = [_trace_once(fn, inputs, dynamic, tracer, what, sizes[k], k) for k in (1, 2)]
     except ExportError as e:
-        multiples = {s: math.gcd(v, _MULTIPLES_OF) for s, v in base.items()}
+        multiples = {s: math.gcd(v, MULTIPLES_OF) for s, v in base.items()}
         if not getattr(e, "retry", False) or all(m == 1 for m in multiples.values()):
             raise
         try:

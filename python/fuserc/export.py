@@ -15,7 +15,7 @@ from ._aten import convert as convert_node
 from ._convert import Converter
 from ._graph import weights_file
 from ._symbolic import symbol_over
-from ._trace import ExportError, Input, default_tracer, input_names, trace
+from ._trace import MULTIPLES_OF, ExportError, Input, default_tracer, input_names, trace
 from .package import Package
 
 
@@ -98,7 +98,48 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
                          module.buffer_ids if module else None, hints,
                          module.constants if module else None)
         return conv, conv.run()
-    conv, (graph, returns) = convert(sizes, ranges)
+    try:
+        conv, (graph, returns) = convert(sizes, ranges)
+    except ExportError as e:
+        # Other ops at the small prime sizes (a CNN whose last feature map is 1x1 there, where
+        # PyTorch's composite ops choose others): trace again at multiples of the example
+        # sizes' factors, as when tracing fails at the primes.
+        multiples = {s: m for s, m in ((s, math.gcd(v, MULTIPLES_OF)) for s, v in
+                                       hints.items()) if m > 1}
+        if not getattr(e, "ops_differ", False) or not multiples:
+            raise
+        try:
+            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges,
+                                         multiples)
+            conv, (graph, returns) = convert(sizes, ranges)
+        except ExportError:
+            raise e from None
+    # Traces at sizes below a symbol's least valid size (a stride-32 conv at H = 13: PyTorch's
+    # meta functions give an empty result where eager fails) tell nothing about the sizes
+    # after it, and can make H // 32 and W // 32 agree in every trace, so that one is taken
+    # for the other: trace again at multiples of those least sizes.
+    floors = {s: int(e["min"]) for s, e in conv.g.symbols.items()
+              if int(e.get("min", 1)) > 1 and any(sv.get(s, e["min"]) < e["min"]
+                                                  for sv in sizes[1:])}
+    if floors:
+        first = traces, sizes, hints
+        try:
+            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges, floors)
+            conv, (graph, returns) = convert(sizes, ranges)
+        except ExportError:  # no valid sizes to trace at within the ranges: the first stands
+            traces, sizes, hints = first
+    # Extents of different symbols that agree at every traced size (H // 32 and W // 32 where
+    # the traces are at H, W in [64, 256]): a size was matched by its values, and may have
+    # been given the other's extent (a view to [B, H//32, W//32, C] written with H//32 twice).
+    # Trace again at multiples of their divisors, where they differ.
+    tied = _tied_multiples(conv.known)
+    if tied:
+        first = traces, sizes, hints, conv, graph, returns
+        try:
+            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges, tied)
+            conv, (graph, returns) = convert(sizes, ranges)
+        except ExportError:  # no such sizes within the ranges: the first graph stands
+            traces, sizes, hints, conv, graph, returns = first
     # A symbol the function needs to be a multiple of m (a view into windows of m, traced only
     # at multiples) is m times a symbol of its own: the graph's extents are then exact (the
     # windows view back to [B, H, W, C]) and fuserc checks the multiple when it binds.
@@ -122,6 +163,26 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         conv.requirements, conv.extents,
         {n: t for n, t in conv.g.weights.items() if n in embedded})
     return graph, returns
+
+
+def _tied_multiples(known):
+    """{symbol: m} for extents of different symbols whose values agree in every trace (`known`:
+    extent -> its values), m the least common multiple of the divisors in them (so that at
+    m times distinct primes, the quotients differ); {} where there are none."""
+    by_values = {}
+    for e, values in known.items():
+        by_values.setdefault(values, []).append(e)
+    out = {}
+    for group in by_values.values():
+        if len({frozenset(e.symbols()) for e in group}) < 2:
+            continue
+        for e in group:
+            m = 1
+            for d in e.denominators():
+                m = m * d // math.gcd(m, d)
+            for s in e.symbols():
+                out[s] = out.get(s, 1) * m // math.gcd(out.get(s, 1), m)
+    return {s: m for s, m in out.items() if m > 1}
 
 
 def _unit_name(symbol, m):

@@ -958,6 +958,34 @@ class ProbeFixesTest(unittest.TestCase):
                           (torch.randn(2, 1, 3), torch.randn(2, 4, 5), torch.randn(2, 5, 3),
                            1.0))
 
+    def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
+        """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
+        NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
+        the conv's 32, where PyTorch's meta functions give empty maps), or within ranges where
+        H//32 and W//32 agree at every traced size, the view was written [B, W//32, H//32, C]:
+        transposed results at non-square sizes, or a compile error. Now traced again at
+        multiples of 32."""
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = torch.nn.Conv2d(3, 4, 32, stride=32)
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = self.stem(x)
+                return self.lin(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) + y
+        torch.manual_seed(0)
+        m = Block().eval()
+        dyn = {"x": {0: "B", 2: "H", 3: "W"}}
+        for ranges in (None, {"H": (64, 256), "W": (64, 256)}):
+            pkg = fuserc.compile(m, (torch.randn(2, 3, 64, 64),), dynamic=dyn, ranges=ranges,
+                                 arch=["sm_80"])
+            for shape in ((1, 3, 96, 160), (1, 3, 160, 96)):
+                x = torch.randn(shape)
+                with torch.no_grad():
+                    want = m(x)
+                torch.testing.assert_close(pkg(x), want, msg=f"{ranges}, {shape}")
+
     def test_refusing_a_constant_names_the_buffer_and_its_line(self):
         class Rope(torch.nn.Module):
             def __init__(self):
