@@ -167,14 +167,15 @@ def _inputs_at(inputs, dynamic, sizes, k):
     return out
 
 
-def _trace_sizes(base, ranges, multiples=None):
+def _trace_sizes(base, ranges, multiples=None, offset=0):
     """The symbol values of the three traces. Traces B and C: _symbolic's primes, or where
     `ranges` bounds a symbol, other primes (else other integers) inside its range; all
     distinct. Trace A: the example sizes, except that a symbol whose example size is 0 or 1
     (an example batch of 1) is traced at a third such size where its range has one: PyTorch
     decomposes some ops differently at a size of 1 (1.13's matmul of a permuted tensor), and
     the three traces must run the same ops (the example size stays the symbol's hint). With
-    `multiples` (symbol -> m), m times those."""
+    `multiples` (symbol -> m), m times those, plus `offset` (1: sizes that are no multiples,
+    as the primes are not)."""
     names = sorted(base)
     used = set()
     a, b, c = dict(base), {}, {}
@@ -186,14 +187,14 @@ def _trace_sizes(base, ranges, multiples=None):
         picked = []
 
         def take(v):
-            v *= m
+            v = v * m + (offset if m > 1 else 0)
             if (hi is None or v <= hi) and v >= max(lo, 2 if len(picked) >= 2 else lo) and \
                     v not in used and v != base[s] and v not in picked and len(picked) < want:
                 picked.append(v)
         take(_symbolic.PRIMES_B[j])
         take(_symbolic.PRIMES_C[j])
         if len(picked) < want and hi is not None:
-            top = int(hi) // m
+            top = (int(hi) - (offset if m > 1 else 0)) // m
             for v in _symbolic.primes_below(top + 1)[::-1] + list(range(top, 0, -1)):
                 take(v)
         elif len(picked) < want:  # the example size is one of the primes, or is 0 or 1
@@ -222,12 +223,13 @@ def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None, floors=
     symbol at its example size's largest divisor among 2^4 * 3^2 * 5 * 7 times a prime (an
     example size 32 traces at 16 * 11 and 16 * 47).
 
-    `floors` (symbol -> its least valid size, which the converter found above a size traced
-    before: a stride-32 conv traced at H = 13 gave an empty result where PyTorch fails) traces
-    those symbols at multiples of it, m * 11 and m * 47: sizes that are valid, and whose
-    quotients by m (H // 32 beside W // 32) differ between the symbols."""
+    `floors` (symbol -> m: its least valid size, which the converter found above a size traced
+    before, a stride-32 conv traced at H = 13; or the divisor of extents of two symbols that
+    agree in every trace) traces those symbols at m * p + 1 for primes p: sizes that are valid,
+    whose quotients by m (H // 32 beside W // 32) differ between the symbols, and which are no
+    multiples of m (as the primes are not: a UNet's pad of H - 2*(H//2) stays visible)."""
     base = _symbol_values(inputs, dynamic)
-    sizes = _trace_sizes(base, ranges, floors)
+    sizes = _trace_sizes(base, ranges, floors, offset=1 if floors else 0)
     first = _trace_once(fn, inputs, dynamic, tracer, what, sizes[0], 0)
     try:
         rest = [_trace_once(fn, inputs, dynamic, tracer, what, sizes[k], k) for k in (1, 2)]

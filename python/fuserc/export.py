@@ -101,16 +101,17 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     try:
         conv, (graph, returns) = convert(sizes, ranges)
     except ExportError as e:
-        # Other ops at the small prime sizes (a CNN whose last feature map is 1x1 there, where
-        # PyTorch's composite ops choose others): trace again at multiples of the example
-        # sizes' factors, as when tracing fails at the primes.
-        multiples = {s: m for s, m in ((s, math.gcd(v, MULTIPLES_OF)) for s, v in
-                                       hints.items()) if m > 1}
-        if not getattr(e, "ops_differ", False) or not multiples:
+        # Other ops at the small primes because they were below what the function takes (a
+        # stride-32 conv at H = 13, which PyTorch's meta functions make an empty map): trace
+        # again at sizes of the example's factors, m*p + 1. Other ops at valid sizes are the
+        # function's own control flow, refused.
+        floors = {s: m for s, m in ((s, math.gcd(v, MULTIPLES_OF)) for s, v in hints.items())
+                  if m > 1}
+        if not getattr(e, "ops_differ", False) or not floors or \
+                not _empty_below_the_example(traces):
             raise
         try:
-            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges,
-                                         multiples)
+            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges, floors)
             conv, (graph, returns) = convert(sizes, ranges)
         except ExportError:
             raise e from None
@@ -163,6 +164,23 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         conv.requirements, conv.extents,
         {n: t for n, t in conv.g.weights.items() if n in embedded})
     return graph, returns
+
+
+def _empty_below_the_example(traces):
+    """Whether a trace at other sizes has a result with an extent of 0 where the example's
+    trace has none: sizes below what the function takes (PyTorch's eager ops would fail)."""
+    def empties(t):
+        n = 0
+        for node in t.nodes:
+            val = node.meta.get("val")
+            for v in val if isinstance(val, (list, tuple)) else [val]:
+                shape = getattr(v, "shape", None)
+                try:
+                    n += shape is not None and any(int(d) == 0 for d in shape)
+                except (TypeError, ValueError):
+                    pass
+        return n
+    return empties(traces[0]) == 0 and any(empties(t) for t in traces[1:])
 
 
 def _tied_multiples(known):
