@@ -10,12 +10,12 @@ import tempfile
 
 import torch
 
-from . import _capi, _module, _weights
+from . import _capi, _module, _retrace, _weights
 from ._aten import convert as convert_node
 from ._convert import Converter
 from ._graph import weights_file
 from ._symbolic import symbol_over
-from ._trace import MULTIPLES_OF, ExportError, Input, default_tracer, input_names, trace
+from ._trace import ExportError, Input, default_tracer, input_names, trace
 from .package import Package
 
 
@@ -91,56 +91,20 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     tracer = tracer or default_tracer()
     if tracer not in ("export", "make_fx"):
         raise ValueError(f"fuserc.export: tracer must be 'export' or 'make_fx', not {tracer!r}")
-    traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges)
+    state = {}
+
+    def traced_at(floors=None):
+        state["traces"], sizes, state["hints"] = trace(traced, inputs, dynamic, tracer, what,
+                                                       ranges, floors)
+        return sizes
+
     def convert(sizes, ranges):
-        conv = Converter(traces, sizes, inputs, name, ranges, convert_node,
+        conv = Converter(state["traces"], sizes, inputs, name, ranges, convert_node,
                          module.constant_names if module else None,
-                         module.buffer_ids if module else None, hints,
+                         module.buffer_ids if module else None, state["hints"],
                          module.constants if module else None)
         return conv, conv.run()
-    try:
-        conv, (graph, returns) = convert(sizes, ranges)
-    except ExportError as e:
-        # Other ops at the small primes because they were below what the function takes (a
-        # stride-32 conv at H = 13, which PyTorch's meta functions make an empty map): trace
-        # again at sizes of the example's factors, m*p + 1. Other ops at valid sizes are the
-        # function's own control flow, refused.
-        floors = {s: m for s, m in ((s, math.gcd(v, MULTIPLES_OF)) for s, v in hints.items())
-                  if m > 1}
-        if not getattr(e, "ops_differ", False) or not floors or \
-                not _empty_below_the_example(traces):
-            raise
-        try:
-            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges, floors)
-            conv, (graph, returns) = convert(sizes, ranges)
-        except ExportError:
-            raise e from None
-    # Traces at sizes below a symbol's least valid size (a stride-32 conv at H = 13: PyTorch's
-    # meta functions give an empty result where eager fails) tell nothing about the sizes
-    # after it, and can make H // 32 and W // 32 agree in every trace, so that one is taken
-    # for the other: trace again at multiples of those least sizes.
-    floors = {s: int(e["min"]) for s, e in conv.g.symbols.items()
-              if int(e.get("min", 1)) > 1 and any(sv.get(s, e["min"]) < e["min"]
-                                                  for sv in sizes[1:])}
-    if floors:
-        first = traces, sizes, hints
-        try:
-            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges, floors)
-            conv, (graph, returns) = convert(sizes, ranges)
-        except ExportError:  # no valid sizes to trace at within the ranges: the first stands
-            traces, sizes, hints = first
-    # Extents of different symbols that agree at every traced size (H // 32 and W // 32 where
-    # the traces are at H, W in [64, 256]): a size was matched by its values, and may have
-    # been given the other's extent (a view to [B, H//32, W//32, C] written with H//32 twice).
-    # Trace again at multiples of their divisors, where they differ.
-    tied = _tied_multiples(conv.known)
-    if tied:
-        first = traces, sizes, hints, conv, graph, returns
-        try:
-            traces, sizes, hints = trace(traced, inputs, dynamic, tracer, what, ranges, tied)
-            conv, (graph, returns) = convert(sizes, ranges)
-        except ExportError:  # no such sizes within the ranges: the first graph stands
-            traces, sizes, hints, conv, graph, returns = first
+    sizes, conv, (graph, returns) = _retrace.converted(traced_at, convert, state, ranges)
     # A symbol the function needs to be a multiple of m (a view into windows of m, traced only
     # at multiples) is m times a symbol of its own: the graph's extents are then exact (the
     # windows view back to [B, H, W, C]) and fuserc checks the multiple when it binds.
@@ -164,43 +128,6 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         conv.requirements, conv.extents,
         {n: t for n, t in conv.g.weights.items() if n in embedded})
     return graph, returns
-
-
-def _empty_below_the_example(traces):
-    """Whether a trace at other sizes has a result with an extent of 0 where the example's
-    trace has none: sizes below what the function takes (PyTorch's eager ops would fail)."""
-    def empties(t):
-        n = 0
-        for node in t.nodes:
-            val = node.meta.get("val")
-            for v in val if isinstance(val, (list, tuple)) else [val]:
-                shape = getattr(v, "shape", None)
-                try:
-                    n += shape is not None and any(int(d) == 0 for d in shape)
-                except (TypeError, ValueError):
-                    pass
-        return n
-    return empties(traces[0]) == 0 and any(empties(t) for t in traces[1:])
-
-
-def _tied_multiples(known):
-    """{symbol: m} for extents of different symbols whose values agree in every trace (`known`:
-    extent -> its values), m the least common multiple of the divisors in them (so that at
-    m times distinct primes, the quotients differ); {} where there are none."""
-    by_values = {}
-    for e, values in known.items():
-        by_values.setdefault(values, []).append(e)
-    out = {}
-    for group in by_values.values():
-        if len({frozenset(e.symbols()) for e in group}) < 2:
-            continue
-        for e in group:
-            m = 1
-            for d in e.denominators():
-                m = m * d // math.gcd(m, d)
-            for s in e.symbols():
-                out[s] = out.get(s, 1) * m // math.gcd(out.get(s, 1), m)
-    return {s: m for s, m in out.items() if m > 1}
 
 
 def _unit_name(symbol, m):
