@@ -629,20 +629,36 @@ class Converter:
                 continue
             ctx = Context(self, nodes)
             narrow = self._narrow_dtype(nodes[0])
+            emitted = len(self.g.ops), len(self.g.inputs)
             result = Unsupported(self.describe(nodes[0], narrow)) if narrow else self.table(ctx)
             self.values[nodes[0]] = result
+            self._note_literal_zeros(nodes[0], *emitted)
             if isinstance(result, Value) and not result.scalar:
-                if any(e.is_constant and e.constant == 0 for e in result.shape):
-                    # Fine where nothing the graph keeps reads it (a cat drops it); else
-                    # refused when the graph is written (document).
-                    self.empties[result.name] = self.describe(
-                        nodes[0], f"an empty tensor (shape {[e.json() for e in result.shape]}):"
-                                  " a fuserc graph has extents of 0 only where a symbol whose "
-                                  "min is 0 is 0 at run time")
                 self.extents[result.name] = [e.json() for e in result.shape]
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 self.root[nodes[0]] = self.update(ctx, nodes[0].args[0], result)
         return self._outputs()
+
+    def _note_literal_zeros(self, node, ops_before, inputs_before):
+        """Records the results of `node`'s ops (and constants) that write an extent of 0 as a
+        number (a `full` of shape [0], a constant torch.tensor([])), which the contract has
+        only as an expression's value: refused if the graph keeps them (document); a cat drops
+        such a part. Extents of 0 that ops infer (a slice past the end) are fine."""
+        why = "an empty tensor: a fuserc graph writes extents of 0 only as expressions (a " \
+              "slice past the end, a symbol whose min is 0), never as a number"
+        for op in self.g.ops[ops_before:]:
+            shape = op.get("shape") if isinstance(op.get("shape"), list) else []
+            if 0 in shape or op.get("length") == 0:
+                for out in op["out"] if isinstance(op["out"], list) else [op["out"]]:
+                    self.empties[out] = self.describe(node, why)
+        for entry in self.g.inputs[inputs_before:]:
+            if 0 in (entry.get("shape") or []):
+                self.empties[entry["name"]] = self.describe(node, why)
+
+    def _defined(self, name):
+        return any(i["name"] == name for i in self.g.inputs) or any(
+            name == op["out"] or (isinstance(op["out"], list) and name in op["out"])
+            for op in self.g.ops)
 
     def _narrow_dtype(self, node):
         """Why a node whose results are all tensors of a dtype the contract lacks (int8,
@@ -685,11 +701,12 @@ class Converter:
             if not isinstance(v, Value) or v.scalar:
                 raise ExportError(f"fuserc.export: the function returns {o.name}, which is not "
                                   "a tensor of the graph")
-            if any(e.is_constant and e.constant == 0 for e in v.shape):
+            if any(e.is_constant and e.constant == 0 for e in v.shape) and \
+                    not self._defined(v.name):  # an empty tensor no op makes (x.repeat(0, 1))
                 raise ExportError(self.empties.get(v.name) or self.describe(
-                    o, f"returns an empty tensor (shape {[e.json() for e in v.shape]}): a fuserc "
-                       "graph has extents of 0 only where a symbol whose min is 0 is 0 at run "
-                       "time"))
+                    o, f"returns an empty tensor (shape {[e.json() for e in v.shape]}) that no "
+                       "op of the graph makes: a fuserc graph writes extents of 0 only as "
+                       "expressions (a slice past the end, a symbol whose min is 0)"))
             leaves.append(len(names))
             names.append(v.name)
         # Inputs updated in place: in-place ops (make_fx), or torch.export's mutation outputs.

@@ -45,6 +45,13 @@ class Input:
         self.parameter = parameter  # a module parameter's qualified name, or None
         if isinstance(value, torch.Tensor):
             self.kind = "tensor"
+            from ._dtypes import NAME_OF
+            if value.dtype not in NAME_OF:
+                what = f"parameter {parameter!r}" if parameter else f"argument {name!r}"
+                raise ExportError(
+                    f"fuserc.export: {what} is a {value.dtype} tensor, a dtype fuserc graphs do "
+                    f"not have (they hold {', '.join(str(d) for d in NAME_OF)}): pass it "
+                    "converted (x.to(torch.int32), x.float()) and convert back inside")
         elif isinstance(value, (bool, int, float)):
             self.kind = "scalar"
         else:
