@@ -3,7 +3,7 @@ decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops
 (F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
 smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
 grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
-nansum, fmin / fmax, dist and linspace,
+nansum, aminmax, fmin / fmax, dist and linspace,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -290,6 +290,12 @@ def _nan_ignoring(pick):
 fmax, fmin = _nan_ignoring(torch.maximum), _nan_ignoring(torch.minimum)
 
 
+def aminmax(x, *, dim=None, keepdim=False):
+    """torch.aminmax: (amin, amax) over `dim` (every dim where None)."""
+    dims = list(range(x.dim())) if dim is None else [dim]
+    return x.amin(dims, keepdim), x.amax(dims, keepdim)
+
+
 def dist(a, b, p=2):
     """torch.dist: the p-norm of a - b over every element."""
     return _vector_norm(a - b, p)
@@ -335,6 +341,8 @@ def table():
                 out[op] = fn
     out[aten.fmax.default], out[aten.fmin.default] = fmax, fmin
     out[aten.dist.default] = dist
+    if hasattr(aten, "aminmax"):
+        out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
     from torch._decomp import decomposition_table
     if aten.grid_sampler_2d.default in decomposition_table:

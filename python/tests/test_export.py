@@ -852,7 +852,7 @@ class ProbeFixesTest(unittest.TestCase):
 
     def test_inductor_probe_ops(self):
         """Ops of PyTorch Inductor's tests that were refused or wrong: any / all (dim, all
-        dims, bool and int), nansum, fmin / fmax (NaN ignored), dist, linspace (as PyTorch's
+        dims, bool and int), nansum, aminmax, fmin / fmax (NaN ignored), dist, linspace (as PyTorch's
         CPU kernel rounds), logcumsumexp of a 0-d tensor (its shape was [1]), a cat with an
         empty KV cache (torch.zeros(B, H, 0, D); compile failed), an empty result refused."""
         def f(x, y, k):
@@ -861,7 +861,8 @@ class ProbeFixesTest(unittest.TestCase):
                     torch.dist(x, y), torch.dist(x, y, p=1.5),
                     torch.linspace(0.125, 0.875, 5) + x[:, :1], torch.linspace(-3, 10, 6,
                                                                                dtype=torch.int64),
-                    torch.logcumsumexp(x[0, 0], 0),
+                    torch.logcumsumexp(x[0, 0], 0), *torch.aminmax(y, dim=1),
+                    *torch.aminmax(y),
                     torch.cat([torch.zeros(k.shape[0], 2, 0, 4), k], dim=2) * 2)
         make = lambda n: (torch.randn(n, 5), torch.randn(n, 5), torch.randn(2, 2, n, 4))  # noqa
         a = make(3)
