@@ -14,6 +14,7 @@ import torch
 
 from . import _convert
 from ._aten_resample import _number
+from ._aten_scan import _position
 from ._aten_shape import _cast, _fit_count, _reshape_shape
 from ._dtypes import HALF as _HALF
 from ._graph import Size, Value
@@ -21,7 +22,6 @@ from ._symbolic import Extent, product, provably_nonnegative
 
 _F32 = torch.float32
 _F64 = torch.float64
-_I64 = torch.int64
 
 
 def _per_channel(ctx, v, x, dtype):
@@ -366,13 +366,8 @@ def _adaptive_windows(ctx, x, d, o, reduce):
     length = _number(e)
 
     def along(pos_dim, extent):  # an iota over `extent` (f64), placed at dim pos_dim
-        iota = ctx.tmp("iota", [], _I64, [extent], length=extent.json(), dtype=_I64)
-        v = ctx.tmp("cast", [iota], _F64, [extent], dtype=_F64)
-        trailing = rank - 1 - pos_dim
-        if trailing:
-            shape = [extent] + [Extent(1)] * trailing
-            v = ctx.tmp("reshape", [v], _F64, shape, shape=[extent.json()] + [1] * trailing)
-        return v
+        pos = _position(ctx, extent, pos_dim, rank)
+        return ctx.tmp("cast", [pos], _F64, pos.shape, dtype=_F64)
 
     out, src = Extent(o), along(d + 1, e)  # h along the new dim d + 1
     i = along(d, out)  # [o, 1, 1...]

@@ -26,12 +26,7 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None):
     out_dtype = x.dtype
     if x.dtype in _HALF:
         x = x.to(torch.float32)
-    if dim is None:
-        dims = list(range(x.dim()))
-    else:
-        dims = [dim] if isinstance(dim, int) else list(dim)
-        if not dims:
-            dims = list(range(x.dim()))
+    dims = _reduced_dims(x, dim)
     ord = float(ord)
     if ord == 0:
         r = (x != 0).to(x.dtype).sum(dims, keepdim)
@@ -206,15 +201,11 @@ def huber_loss(x, target, reduction=1, delta=1.0):
 
 
 def _linspace_unit(n, align_corners, dtype):
-    """PyTorch's affine_grid base coordinates: linspace(-1, 1, n) (scaled by (n-1)/n without
-    align_corners), 0 for n = 1, as torch.linspace computes them (from the near end)."""
+    """PyTorch's affine_grid base coordinates: linspace(-1, 1, n), scaled by (n-1)/n without
+    align_corners (0 for n = 1)."""
     if n <= 1:
         return torch.zeros(max(n, 0), dtype=dtype)
-    i = torch.arange(n, dtype=dtype)
-    step = 2.0 / (n - 1)
-    first = i * step - 1.0
-    last = 1.0 - (n - 1 - i) * step
-    r = torch.where(i < n // 2, first, last)
+    r = linspace(-1.0, 1.0, n, dtype=dtype)
     return r if align_corners else r * ((n - 1) / n)
 
 

@@ -16,6 +16,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from . import _decomp, _symbolic
+from ._dtypes import NAME_OF
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -45,7 +46,6 @@ class Input:
         self.parameter = parameter  # a module parameter's qualified name, or None
         if isinstance(value, torch.Tensor):
             self.kind = "tensor"
-            from ._dtypes import NAME_OF
             if value.dtype not in NAME_OF:
                 what = f"parameter {parameter!r}" if parameter else f"argument {name!r}"
                 raise ExportError(

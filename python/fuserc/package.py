@@ -159,6 +159,9 @@ class Package:
         for j, s in enumerate(self.outputs):
             self._same_as.append(first.setdefault(s.name, j) if s.in_place_of < 0 and
                                  s.source_input < 0 else j)
+        # The inputs the package writes in place (copied back where the caller's are laid out
+        # otherwise: see __call__).
+        self._written = {s.in_place_of for s in self.outputs if s.in_place_of >= 0}
         self._rng = [self._input_index.get(RNG_SEED), self._input_index.get(RNG_OFFSET)]
         if parameters is None and module is not None:
             from ._module import identifier, tensors_by_identity
@@ -287,13 +290,12 @@ class Package:
         # An input in another layout than the row-major one its graph takes (a channels-last
         # image, a transposed view) is copied to that layout, as PyTorch takes any strides; one
         # the package writes in place is copied back after the launch (`laid_out`).
-        written = {o.in_place_of for o in self.outputs if o.in_place_of >= 0}
         laid_out = {}
         for i, (v, s) in enumerate(zip(values, specs)):
             if isinstance(v, torch.Tensor) and not s.is_scalar and not s.has_strides and \
                     not v.is_contiguous():
                 values[i] = v.contiguous()
-                if i in written:
+                if i in self._written:
                     laid_out[i] = v
 
         # Inputs: checked against the specs; shapes are the plan's key.
