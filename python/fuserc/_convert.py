@@ -288,6 +288,7 @@ class Converter:
         self.random_ops = 0
         self.rng = None
         self.size_cache = {}
+        self.symbol_inputs = {}  # symbol -> the int input that sets it (a Value)
         self.known = {}  # Extent -> its values in the traces, in the order met (see learn)
         self.requirements = []  # sizes assumed to be multiples (see require)
         self.extents = {}  # graph name of a node's result -> its shape (json extents)
@@ -393,6 +394,10 @@ class Converter:
         coeff, symbols = mono
         v = None
         for s in symbols:
+            n = self.symbol_inputs.get(s)  # an int input that sets the size is its value
+            if n is not None:
+                v = n if v is None else Value(self.g.emit("mul", [v, n], "size"), torch.int64, [])
+                continue
             ones = self.g.emit("full", [], f"{s}_ones", shape=[s], value=1, dtype=torch.int64)
             n = Value(self.g.emit("sum", [Value(ones, torch.int64, [Extent(1, (s,))])],
                                   f"{s}_value", dims=[0]), torch.int64, [])
@@ -609,10 +614,15 @@ class Converter:
             for n in trace.nodes:
                 self.metas[n] = _meta(n)
             for n in trace.placeholders:
-                self.metas[n] = _meta(n)
+                if n is not None:  # None: an int that sets a size
+                    self.metas[n] = _meta(n)
         # Inputs.
         for i, inp in enumerate(self.inputs):
             phs = [t.placeholders[i] for t in self.traces]
+            if inp.symbol is not None:  # an int that sets a size: read in the graph as one
+                self.g.add_input(inp.name, torch.int64, symbol=inp.symbol)
+                self.symbol_inputs[inp.symbol] = Value(inp.name, torch.int64, [], scalar=True)
+                continue
             if inp.kind == "scalar":
                 self.g.add_input(inp.name, inp.scalar_dtype)
                 self.values[phs[0]] = Value(inp.name, inp.scalar_dtype, [], scalar=True)

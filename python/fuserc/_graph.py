@@ -152,11 +152,13 @@ class GraphBuilder:
             raise ValueError(f"name {name!r} is used twice")
         self._used.add(name)
 
-    def add_input(self, name, dtype, shape=None):
+    def add_input(self, name, dtype, shape=None, symbol=None):
         self.reserve(name)
         entry = {"name": name, "dtype": NAME_OF[dtype]}
         if shape is not None:
             entry["shape"] = shape
+        if symbol is not None:  # a scalar whose value sets a size
+            entry["symbol"] = symbol
         self.inputs.append(entry)
 
     def add_constant(self, name, dtype, shape, tensor):

@@ -44,6 +44,7 @@ class Input:
         self.name = name
         self.value = value
         self.parameter = parameter  # a module parameter's qualified name, or None
+        self.symbol = None  # for an int that sets a size (dynamic={"n": "K"}): its symbol
         if isinstance(value, torch.Tensor):
             self.kind = "tensor"
             if value.dtype not in NAME_OF:
@@ -107,8 +108,28 @@ def _symbol_values(inputs, dynamic):
             raise ExportError(f"dynamic: no input named {name!r} (inputs: "
                               f"{', '.join(by_name)})")
         if i.kind != "tensor":
-            raise ExportError(f"dynamic: input {name!r} is a number, not a tensor")
+            if isinstance(i.value, bool) or not isinstance(i.value, int) or \
+                    not isinstance(dims, str):
+                raise ExportError(
+                    f"dynamic: input {name!r} is a number: only an int can set a size, named "
+                    f"by a symbol of its own (dynamic={{{name!r}: \"K\"}}), not a dict of dims")
+            dims = {None: dims}
+        elif not isinstance(dims, dict):
+            raise ExportError(f"dynamic: input {name!r} is a tensor: give a dict from dims to "
+                              f"symbols (dynamic={{{name!r}: {{0: \"B\"}}}})")
         for dim, sym in dims.items():
+            if dim is None:  # an int argument that sets a size
+                if not isinstance(sym, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym):
+                    raise ExportError(f"dynamic: symbol {sym!r} of {name!r} is not an "
+                                      "identifier")
+                if i.value < 0:
+                    raise ExportError(f"dynamic: {name!r} sets size {sym!r} but is "
+                                      f"{i.value} in the example")
+                i.symbol = sym
+                if values.setdefault(sym, i.value) != i.value:
+                    raise ExportError(f"dynamic: symbol {sym!r} is {values[sym]} in one input "
+                                      f"and {i.value} in {name!r}")
+                continue
             rank = i.value.dim()
             if not -rank <= dim < rank:
                 raise ExportError(f"dynamic: input {name!r} has rank {rank}, no dimension {dim}")
@@ -143,6 +164,9 @@ def _inputs_at(inputs, dynamic, sizes, k):
     the example tensors where their sizes are the example's)."""
     out = []
     for i in inputs:
+        if i.symbol is not None:  # an int that sets a size: a Python int in the trace
+            out.append(int(sizes[i.symbol]))
+            continue
         if i.kind == "scalar":
             v = i.value
             if k and not isinstance(v, bool):
@@ -296,9 +320,21 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
     """Trace k of fn with the symbols at `sz`; an ExportError saying why where it fails (its
     `retry`: another size might trace)."""
     args = _inputs_at(inputs, dynamic, sz, k)
+    # An int that sets a size is part of the function, not a traced input: the function is
+    # traced over the other arguments, and the int's place among the placeholders is None.
+    sized = {j: a for j, (i, a) in enumerate(zip(inputs, args)) if i.symbol is not None}
+    if sized:
+        fn = _with_sizes(fn, sized, len(args))
+        args = [a for j, a in enumerate(args) if j not in sized]
     try:
         with _decomp.PythonOps():
-            return _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
+            t = _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
+        if sized:
+            kept = [j for j in range(len(inputs)) if j not in sized]
+            t.mutations = {o: kept[i] for o, i in t.mutations.items()}
+            for j in sorted(sized):
+                t.placeholders.insert(j, None)
+        return t
     except ExportError:
         raise
     except Exception as e:  # noqa: BLE001 - reported with the sizes that failed
@@ -322,6 +358,14 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
         if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
             why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
                    "while tracing; compute with tensor operations)")
+        elif re.search(r"must be (tuple of )?(Sym)?Ints?\b.*not (Fake)?Tensor", text) and \
+                any(i.kind == "scalar" and i.symbol is None for i in inputs):
+            ints = [i.name for i in inputs if i.kind == "scalar" and i.symbol is None and
+                    isinstance(i.value, int) and not isinstance(i.value, bool)]
+            name = ints[0] if ints else "n"
+            why = (f"{text}: a number argument is a scalar input, a 0-d tensor while tracing; "
+                   f"an int that sets a size needs a symbol of its own (dynamic={{{name!r}: "
+                   "\"K\"}), or fix it in the function (functools.partial)")
         elif "failed to many any schema" in text or "failed to match any schema" in text:
             why = ("an op was given a tensor where it takes a Python number: a number argument "
                    "of the function is a scalar input, a 0-d tensor while tracing (fix the "
@@ -379,6 +423,14 @@ def _in_place(fn):
     def decomposition(x, *args, **kwargs):
         return x.copy_(fn(x, *args, **kwargs))
     return decomposition
+
+
+def _with_sizes(fn, sized, n):
+    """fn over the arguments that are not in `sized` (position -> a Python int)."""
+    def call(*rest):
+        it = iter(rest)
+        return fn(*[sized[j] if j in sized else next(it) for j in range(n)])
+    return call
 
 
 def _wrap(fn):

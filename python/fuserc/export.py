@@ -176,7 +176,8 @@ def export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=None
     """Traces `fn` on `example_inputs` (tensors and numbers; numbers become scalar inputs) and
     returns the fusion graph (an ExportedGraph, a dict of the contract: `graph.save(path)`
     writes it for `fuserc compile`, with its large constants in a safetensors file beside it). `dynamic` names symbolic extents per input: {"x": {0: "N"}}; every other extent
-    is fixed. `ranges` gives a symbol's [min, max]: {"N": (1, 65536)}. `tracer`: "export"
+    is fixed; an int argument that sets a size gets a symbol of its own: {"n": "K"} (an i64
+    scalar input with "symbol": "K"). `ranges` gives a symbol's [min, max]: {"N": (1, 65536)}. `tracer`: "export"
     (torch.export, the default where PyTorch has it) or "make_fx". Raises ExportError naming
     the first op that a fuserc graph cannot express and the line of `fn` it came from.
 

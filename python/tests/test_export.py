@@ -534,6 +534,23 @@ class ProbeFixesTest(unittest.TestCase):
                                     r"-S from the end of an extent 23"):
             fuserc.export(tail, (x,), dynamic=dynamic, ranges={"S": (1, 24)})
 
+    def test_an_int_argument_that_sets_a_size(self):
+        """An int argument named as a size (dynamic={"n": "K"}) is an i64 scalar input that sets
+        symbol K: a repeat by it, an arange of B*n and n used as a number follow its value at
+        every call; without the symbol the refusal says how to give one."""
+        def f(x, n: int):
+            return x.repeat(n, 1) * n + torch.arange(x.shape[0] * n).view(-1, 1)
+        x = torch.randn(5, 3)
+        dynamic = {"x": {0: "B"}, "n": "K"}
+        graph = fuserc.export(f, (x, 3), dynamic=dynamic)
+        self.assertIn({"name": "n", "dtype": "i64", "symbol": "K"}, graph["inputs"])
+        pkg = fuserc.compile(f, (x, 3), dynamic=dynamic, arch=["sm_80"])
+        for b, n in ((5, 3), (7, 2), (4, 9), (1, 1)):
+            y = torch.randn(b, 3)
+            torch.testing.assert_close(pkg(y, n), f(y, n), msg=f"B={b} n={n}")
+        with self.assertRaisesRegex(fuserc.ExportError, r"dynamic=\{'n': \"K\"\}"):
+            fuserc.export(f, (x, 3), dynamic={"x": {0: "B"}})
+
     def test_repeat_interleave_by_keyword(self):
         def f(x):
             return torch.repeat_interleave(input=x, repeats=2, dim=1) + \
