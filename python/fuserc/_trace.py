@@ -139,6 +139,12 @@ def _symbol_values(inputs, dynamic):
             if values.setdefault(sym, size) != size:
                 raise ExportError(f"dynamic: symbol {sym!r} is {values[sym]} in one input and "
                                   f"{size} in {name!r}")
+    named = {n for n, d in (dynamic or {}).items() if isinstance(d, str)}
+    for i in inputs:  # ints made sizes by trace (not named in dynamic)
+        if i.symbol is not None and i.name not in named:
+            if values.setdefault(i.symbol, i.value) != i.value:
+                raise ExportError(f"dynamic: symbol {i.symbol!r} is {values[i.symbol]} in one "
+                                  f"input and {i.value} in {i.name!r}")
     if len(values) > len(_symbolic.PRIMES_B):
         raise ExportError(f"dynamic: at most {len(_symbolic.PRIMES_B)} symbols")
     return values
@@ -156,6 +162,20 @@ def _dim_order(t):
         expect *= t.shape[d]
     # Dims of extent 1 stay where row-major order puts them among the others' order.
     return order if any(t.shape[d] != 1 for d in order) else list(range(rank))
+
+
+def _auto_size_inputs(inputs):
+    """The int arguments that could be sizes (positive in the example) and are not yet."""
+    return [i for i in inputs if i.kind == "scalar" and i.symbol is None and
+            type(i.value) is int and i.value >= 1]
+
+
+def _free_symbol(name, taken):
+    """A symbol for the size an int argument `name` sets: its name in capitals where free."""
+    for s in [name.upper(), name + "_size"] + [f"{name}_size{k}" for k in range(2, 99)]:
+        if s not in taken:
+            return s
+    raise ExportError(f"fuserc.export: no free symbol name for argument {name!r}")
 
 
 def _inputs_at(inputs, dynamic, sizes, k):
@@ -261,7 +281,23 @@ def trace(fn, inputs, dynamic, tracer, what="the function", ranges=None, floors=
     multiples of m (as the primes are not: a UNet's pad of H - 2*(H//2) stays visible)."""
     base = _symbol_values(inputs, dynamic)
     sizes = _trace_sizes(base, ranges, floors, offset=1 if floors else 0)
-    first = _trace_once(fn, inputs, dynamic, tracer, what, sizes[0], 0)
+    try:
+        first = _trace_once(fn, inputs, dynamic, tracer, what, sizes[0], 0)
+    except ExportError as e:
+        if not getattr(e, "int_size", False):
+            raise
+        # Int arguments read as sizes: each a symbol of its own (as dynamic={"n": "N"} says).
+        auto = _auto_size_inputs(inputs)
+        taken = set(base) | {i.name for i in inputs}
+        for i in auto:
+            i.symbol = _free_symbol(i.name, taken)
+            taken.add(i.symbol)
+        try:
+            return trace(fn, inputs, dynamic, tracer, what, ranges, floors)
+        except ExportError:
+            for i in auto:
+                i.symbol = None
+            raise e from None
     try:
         rest = [_trace_once(fn, inputs, dynamic, tracer, what, sizes[k], k) for k in (1, 2)]
     except ExportError as e:
@@ -355,6 +391,11 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
                 "number, which a fuserc graph cannot express; give the module a momentum "
                 "(PyTorch's default is 0.1) or export it in eval()" + from_) from None
         retry = False
+        # The function may take an int argument as a size (torch.arange(x.shape[0] * n)): the
+        # trace is tried again with such arguments as symbols (see trace).
+        int_size = bool(_auto_size_inputs(inputs)) and (
+            "get value out of a tracing tensor" in text or "data-dependent" in text.lower() or
+            re.search(r"must be (tuple of )?(Sym)?Ints?\b.*not (Fake)?Tensor", text))
         if "get value out of a tracing tensor" in text or "data-dependent" in text.lower():
             why = ("reads a tensor's value as a Python number (a scalar input is a tensor "
                    "while tracing; compute with tensor operations)")
@@ -380,6 +421,7 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
         err = ExportError(f"fuserc.export: tracing {what}{' at ' + at if k else ''} "
                           f"failed: {why}" + from_)
         err.retry = retry
+        err.int_size = int_size
         raise err from e
 
 

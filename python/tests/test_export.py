@@ -537,7 +537,8 @@ class ProbeFixesTest(unittest.TestCase):
     def test_an_int_argument_that_sets_a_size(self):
         """An int argument named as a size (dynamic={"n": "K"}) is an i64 scalar input that sets
         symbol K: a repeat by it, an arange of B*n and n used as a number follow its value at
-        every call; without the symbol the refusal says how to give one."""
+        every call. An int argument not named is made a symbol where the function traces only
+        so; where that cannot be, the refusal says how to name one."""
         def f(x, n: int):
             return x.repeat(n, 1) * n + torch.arange(x.shape[0] * n).view(-1, 1)
         x = torch.randn(5, 3)
@@ -548,8 +549,11 @@ class ProbeFixesTest(unittest.TestCase):
         for b, n in ((5, 3), (7, 2), (4, 9), (1, 1)):
             y = torch.randn(b, 3)
             torch.testing.assert_close(pkg(y, n), f(y, n), msg=f"B={b} n={n}")
+        # Not named: traced again with the int as a symbol of its own, N.
+        graph = fuserc.export(f, (x, 3), dynamic={"x": {0: "B"}})
+        self.assertIn({"name": "n", "dtype": "i64", "symbol": "N"}, graph["inputs"])
         with self.assertRaisesRegex(fuserc.ExportError, r"dynamic=\{'n': \"K\"\}"):
-            fuserc.export(f, (x, 3), dynamic={"x": {0: "B"}})
+            fuserc.export(f, (x, 0), dynamic={"x": {0: "B"}})  # 0 is no size of a symbol
 
     def test_repeat_interleave_by_keyword(self):
         def f(x):
