@@ -63,8 +63,10 @@ enum Prec { kSelect = 1, kOr = 2, kCompare = 3, kAdd = 4, kMul = 5, kAtom = 6 };
 class IndexPrinter {
  public:
   // `block_x`: the name that stands for blockIdx.x (a combo member's parameter), or "".
-  explicit IndexPrinter(kir::Type index_type, std::string block_x = {})
-      : index64_(index_type == kir::Type::Int64), block_x_(std::move(block_x)) {}
+  // `spelled`: graph symbols spelled otherwise (kir::Kernel::symbol_spelling).
+  explicit IndexPrinter(kir::Type index_type, std::string block_x = {},
+                        const std::map<std::string, std::string>* spelled = nullptr)
+      : index64_(index_type == kir::Type::Int64), block_x_(std::move(block_x)), spelled_(spelled) {}
 
   std::string print(const Expr& e, int min_prec = kSelect) const {
     int p = 0;
@@ -75,6 +77,7 @@ class IndexPrinter {
  private:
   bool index64_;
   std::string block_x_;
+  const std::map<std::string, std::string>* spelled_;
 
   std::string constant(int64_t v) const {
     if (!index64_) {
@@ -96,6 +99,10 @@ class IndexPrinter {
     if (e.name().find('.') != std::string::npos)
       return std::string(index64_ ? "(long long)" : "(int)") +
              (e.name() == "blockIdx.x" && !block_x_.empty() ? block_x_ : e.name());
+    if (spelled_ && e.op() == ExprOp::Sym && e.args().empty()) {  // a graph symbol, no index
+      auto it = spelled_->find(e.name());
+      if (it != spelled_->end()) return it->second;
+    }
     return e.name();
   }
 
@@ -221,8 +228,9 @@ std::string float_literal(double v, bool single) {
 
 class ValuePrinter {
  public:
-  explicit ValuePrinter(kir::Type index_type, const std::string& block_x = {})
-      : index_(index_type, block_x) {}
+  explicit ValuePrinter(kir::Type index_type, const std::string& block_x = {},
+                        const std::map<std::string, std::string>* spelled = nullptr)
+      : index_(index_type, block_x, spelled) {}
 
   std::string print(const kir::ValuePtr& v) const {
     using K = kir::Value::Kind;
@@ -376,8 +384,9 @@ std::string without_outer_parens(const std::string& s) {
 
 class StmtPrinter {
  public:
-  explicit StmtPrinter(kir::Type index_type, const std::string& block_x = {})
-      : values_(index_type, block_x), index_(index_type, block_x) {}
+  explicit StmtPrinter(kir::Type index_type, const std::string& block_x = {},
+                       const std::map<std::string, std::string>* spelled = nullptr)
+      : values_(index_type, block_x, spelled), index_(index_type, block_x, spelled) {}
 
   void block(const kir::Block& b, int depth, std::ostringstream& out) const {
     for (const auto& s : b) stmt(s, depth, out);
@@ -587,7 +596,7 @@ std::string member_function(const kir::Kernel& k, const std::string& name) {
                       (k.called_often ? "__noinline__" : "__forceinline__") + " void " + name + "(",
                   params);
   // The member reads its range's block index from its parameter, not the built-in.
-  StmtPrinter(k.index_type, block).block(k.body, 1, out);
+  StmtPrinter(k.index_type, block, &k.symbol_spelling).block(k.body, 1, out);
   out << "}\n";
   std::string text = out.str();
   FUSERC_CHECK(text.find("blockIdx") == std::string::npos,
@@ -614,7 +623,7 @@ std::string emit_kernel(const kir::Kernel& k) {
                   "extern \"C\" __global__ void __launch_bounds__(" +
                       std::to_string(k.max_threads) + ") " + k.name + "(",
                   param_list(k));
-  StmtPrinter(k.index_type).block(k.body, 1, out);
+  StmtPrinter(k.index_type, {}, &k.symbol_spelling).block(k.body, 1, out);
   out << "}\n";
   return out.str();
 }

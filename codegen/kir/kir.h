@@ -4,6 +4,7 @@
 // literals, integer index expressions (core Exprs) and loads. Nothing here knows CUDA syntax.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -164,6 +165,9 @@ struct Kernel {
   std::string name;
   std::vector<std::string> header_comment;  // lines, without comment markers
   std::vector<Param> params;
+  // Graph symbols spelled otherwise in the kernel's text (a symbol named `float` or `NULL` is
+  // the parameter fz_sym_float): symbol name -> its spelling, for those that differ.
+  std::map<std::string, std::string> symbol_spelling;
   int max_threads = 128;  // __launch_bounds__
   Type index_type = Type::Int32;
   Block body;

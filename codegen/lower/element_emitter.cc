@@ -6,58 +6,96 @@
 
 namespace fuserc::lower {
 
-NameTable::NameTable() {
-  static const char* kReserved[] = {
-      "alignas",  "alignof",  "and",      "asm",       "auto",     "bool",      "break",
-      "case",     "catch",    "char",     "class",     "const",    "constexpr", "continue",
-      "decltype", "default",  "delete",   "do",        "double",   "else",      "enum",
-      "explicit", "extern",   "false",    "float",     "for",      "friend",    "goto",
-      "if",       "inline",   "int",      "long",      "mutable",  "namespace", "new",
-      "noexcept", "not",      "nullptr",  "operator",  "or",       "private",   "protected",
-      "public",   "register", "return",   "short",     "signed",   "sizeof",    "static",
-      "struct",   "switch",   "template", "this",      "throw",    "true",      "try",
-      "typedef",  "typename", "union",    "unsigned",  "using",    "virtual",   "void",
-      "volatile", "while",    "xor",      "threadIdx", "blockIdx", "blockDim",  "gridDim",
-      "warpSize", "min",      "max",      "abs",       "exp",      "log",       "pow",
-      "sqrt",     "floor",    "ceil",     "round",     "trunc",    "sin",       "cos",
-      "tan",      "tanh",     "erf",      "erfc",      "fma",      "isnan",     "isinf",
-      "isfinite", "printf",   "assert",   "main"};
-  for (const char* r : kReserved) taken_.insert(r);
-  // CUDA's math functions (crt/math_functions.h, double and float forms), the half-precision
-  // headers' types and functions, and the fixed-width integer types: a graph value named
-  // `expm1` would hide the function the f64 kernel calls.
-  static const char* kCudaNames[] = {
-      "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "copysign", "cospi",
-      "cosh", "cyl_bessel_i0", "cyl_bessel_i1", "erfcinv", "erfcx", "erfinv", "exp10", "exp2",
-      "expm1", "fabs", "fdim", "fmax", "fmin", "fmod", "frexp", "hypot", "ilogb", "j0", "j1",
-      "jn", "labs", "ldexp", "lgamma", "llabs", "llmax", "llmin", "llrint", "llround", "log10",
-      "log1p", "log2", "logb", "lrint", "lround", "modf", "nan", "nearbyint", "nextafter",
-      "norm", "norm3d", "norm4d", "normcdf", "normcdfinv", "rcbrt", "remainder", "remquo",
-      "rhypot", "rint", "rnorm", "rnorm3d", "rnorm4d", "rsqrt", "scalbln", "scalbn", "signbit",
-      "sinh", "sinpi", "tgamma", "ullmax", "ullmin", "umax", "umin", "y0", "y1", "yn",
-      "half", "half2", "nv_bfloat16", "nv_bfloat162", "int8_t", "int16_t", "int32_t", "int64_t",
-      "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "hexp", "hexp2", "hexp10",
-      "hlog", "hlog2", "hlog10", "hsqrt", "hrsqrt", "hrcp", "hsin", "hcos", "htanh", "hfloor",
-      "hceil", "htrunc", "hrint", "habs", "hmax", "hmin", "hisnan", "hisinf", "hneg", "hadd",
-      "hsub", "hmul", "hdiv", "hfma", "heq", "hne", "hle", "hge", "hlt", "hgt"};
-  for (const char* r : kCudaNames) {
-    taken_.insert(r);
-    taken_.insert(std::string(r) + "f");  // the float form (expm1f, log1pf, ...)
-  }
+namespace {
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> names = [] {
+    static const char* kReserved[] = {
+        "alignas",  "alignof",  "and",      "asm",       "auto",     "bool",      "break",
+        "case",     "catch",    "char",     "class",     "const",    "constexpr", "continue",
+        "decltype", "default",  "delete",   "do",        "double",   "else",      "enum",
+        "explicit", "extern",   "false",    "float",     "for",      "friend",    "goto",
+        "if",       "inline",   "int",      "long",      "mutable",  "namespace", "new",
+        "noexcept", "not",      "nullptr",  "operator",  "or",       "private",   "protected",
+        "public",   "register", "return",   "short",     "signed",   "sizeof",    "static",
+        "struct",   "switch",   "template", "this",      "throw",    "true",      "try",
+        "typedef",  "typename", "union",    "unsigned",  "using",    "virtual",   "void",
+        "volatile", "while",    "xor",      "threadIdx", "blockIdx", "blockDim",  "gridDim",
+        "warpSize", "printf",   "assert",   "main",      "stdin",    "stdout",    "stderr",
+        "errno",    "math_errhandling",     "static_assert",         "thread_local",
+        "char16_t", "char32_t", "wchar_t",  "bitand",    "bitor",    "compl",     "not_eq",
+        "or_eq",    "and_eq",   "xor_eq",   "export",    "concept",  "requires",  "co_await",
+        "co_return", "co_yield", "const_cast", "dynamic_cast", "reinterpret_cast",
+        "static_cast", "typeid", "restrict", "dim3", "uint3", "float2", "float4", "int2",
+        "int4", "double2"};
+    // Math functions (crt/math_functions.h and <cmath>: the double and float forms), the
+    // half-precision headers' types and functions and the fixed-width integer types: a graph
+    // value named `expm1` or `expf` would hide the function a kernel calls.
+    static const char* kMath[] = {
+        "min", "max", "abs", "exp", "log", "pow", "sqrt", "floor", "ceil", "round", "trunc",
+        "sin", "cos", "tan", "tanh", "erf", "erfc", "fma", "isnan", "isinf", "isfinite",
+        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "copysign", "cospi",
+        "cosh", "cyl_bessel_i0", "cyl_bessel_i1", "erfcinv", "erfcx", "erfinv", "exp10", "exp2",
+        "expm1", "fabs", "fdim", "fmax", "fmin", "fmod", "frexp", "hypot", "ilogb", "j0", "j1",
+        "jn", "labs", "ldexp", "lgamma", "llabs", "llmax", "llmin", "llrint", "llround", "log10",
+        "log1p", "log2", "logb", "lrint", "lround", "modf", "nan", "nearbyint", "nextafter",
+        "norm", "norm3d", "norm4d", "normcdf", "normcdfinv", "rcbrt", "remainder", "remquo",
+        "rhypot", "rint", "rnorm", "rnorm3d", "rnorm4d", "rsqrt", "scalbln", "scalbn", "signbit",
+        "sinh", "sinpi", "tgamma", "ullmax", "ullmin", "umax", "umin", "y0", "y1", "yn",
+        "sincos", "sincospi", "fpclassify", "isnormal"};
+    static const char* kTypes[] = {
+        "half", "half2", "nv_bfloat16", "nv_bfloat162", "int8_t", "int16_t", "int32_t",
+        "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "ptrdiff_t",
+        "intptr_t", "uintptr_t", "hexp", "hexp2", "hexp10", "hlog", "hlog2", "hlog10", "hsqrt",
+        "hrsqrt", "hrcp", "hsin", "hcos", "htanh", "hfloor", "hceil", "htrunc", "hrint", "habs",
+        "hmax", "hmin", "hisnan", "hisinf", "hneg", "hadd", "hsub", "hmul", "hdiv", "hfma", "heq",
+        "hne", "hle", "hge", "hlt", "hgt"};
+    std::set<std::string> out;
+    for (const char* r : kReserved) out.insert(r);
+    for (const char* r : kMath) {
+      out.insert(r);
+      out.insert(std::string(r) + "f");  // the float form (expf, expm1f, ...)
+    }
+    for (const char* r : kTypes) out.insert(r);
+    return out;
+  }();
+  return names;
 }
+
+}  // namespace
+
+bool clashes_with_c(const std::string& name) {
+  if (reserved_names().count(name)) return true;
+  // Macros: all-caps names (NULL, INFINITY, M_PI, EOF, HUGE_VAL, CUDART_INF_F, ...).
+  bool upper = false, lower = false;
+  for (char c : name) upper = upper || (c >= 'A' && c <= 'Z'), lower = lower || (c >= 'a' && c <= 'z');
+  if (upper && !lower && name.size() >= 2) return true;
+  return name.rfind("cuda", 0) == 0 || name.rfind("nv_", 0) == 0 || name.rfind("NV_", 0) == 0;
+}
+
+std::string symbol_spelling(const std::string& name) {
+  if (clashes_with_c(name) || name.rfind("fz_", 0) == 0 || name.rfind("fuserc_", 0) == 0 ||
+      name.rfind("__", 0) == 0)
+    return "fz_sym_" + name;
+  return name;
+}
+
+NameTable::NameTable() = default;
 
 std::string NameTable::fresh(const std::string& base) {
   std::string name = base;
-  // fuserc's own helpers and generated names start with fz_ / fuserc_; keep user names apart.
-  if (name.rfind("fz_", 0) == 0 || name.rfind("fuserc_", 0) == 0 || name.rfind("__", 0) == 0)
+  // fuserc's own helpers and generated names start with fz_ / fuserc_; keep user names apart,
+  // and those of CUDA's headers (cuda..., nv_..., NV_...), which no suffix makes free.
+  if (name.rfind("fz_", 0) == 0 || name.rfind("fuserc_", 0) == 0 || name.rfind("__", 0) == 0 ||
+      name.rfind("cuda", 0) == 0 || name.rfind("nv_", 0) == 0 || name.rfind("NV_", 0) == 0)
     name = "v_" + name;
-  if (!taken_.count(name)) {
+  if (!taken(name)) {
     taken_.insert(name);
     return name;
   }
   for (int k = 1;; ++k) {
     std::string candidate = name + (k == 1 ? "_v" : "_v" + std::to_string(k));
-    if (!taken_.count(candidate)) {
+    if (!taken(candidate)) {
       taken_.insert(candidate);
       return candidate;
     }

@@ -19,12 +19,23 @@
 
 namespace fuserc::lower {
 
+// Whether `name`, written as an identifier in a kernel, could mean something else there: a C++
+// keyword, a CUDA built-in, a math function (double or float form) or a type of the headers a
+// kernel includes, or a macro of those headers or of the C library the emulator compiles
+// against (every all-caps name of two or more characters, such as NULL, INFINITY or M_PI;
+// stdin, stdout, stderr, errno, math_errhandling; names starting with cuda or nv_).
+bool clashes_with_c(const std::string& name);
+
+// How graph symbol `name` is spelled in a kernel: itself, or fz_sym_<name> where that clashes
+// (see clashes_with_c) or takes fuserc's own prefixes (fz_, fuserc_, __).
+std::string symbol_spelling(const std::string& name);
+
 // Unique C identifiers for locals and parameters.
 class NameTable {
  public:
   NameTable();  // C/C++ keywords and CUDA builtins are reserved
   void reserve(const std::string& name) { taken_.insert(name); }
-  bool taken(const std::string& name) const { return taken_.count(name) > 0; }
+  bool taken(const std::string& name) const { return taken_.count(name) > 0 || clashes_with_c(name); }
   // `base` if free, else base_v, base_v2, ... (and reserves the result).
   std::string fresh(const std::string& base);
 

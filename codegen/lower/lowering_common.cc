@@ -69,7 +69,7 @@ kir::ValuePtr condition_value(const Expr& cond) {
 
 std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segment& s,
                                                    NameTable& names) {
-  for (const auto& sym : f.symbols) names.reserve(sym.name);
+  for (const auto& sym : f.symbols) names.reserve(symbol_spelling(sym.name));
   for (size_t i = 0; i < f.size_literals.size(); ++i)
     names.reserve(size_param_name(static_cast<int32_t>(i)));
   std::map<ValueId, std::string> param_name;
@@ -146,7 +146,8 @@ void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks) {
   for (const auto& s : f.symbols) {
     if (!used.count(s.name)) continue;
     kir::Param p;
-    p.name = s.name;
+    p.name = symbol_spelling(s.name);
+    if (p.name != s.name) k.symbol_spelling[s.name] = p.name;
     p.kind = kir::Param::Kind::Scalar;
     p.type = k.index_type;
     p.dtype = index64 ? DType::I64 : DType::I32;

@@ -114,10 +114,11 @@ HostTensor eval_shape(const EvalContext& ctx, const Op& op) {
                     {});
     case OpKind::Slice: {
       std::vector<int64_t> starts = ctx.concrete_shape(a.starts);
+      std::vector<int64_t> steps = ctx.concrete_shape(a.steps);
       return gather(ctx, op,
                     [&](const auto& out) {
                       for (size_t d = 0; d < xs.size(); ++d)
-                        in_idx[d] = starts[d] + out[d] * a.steps[d];
+                        in_idx[d] = starts[d] + out[d] * steps[d];
                       return from_x();
                     },
                     {});

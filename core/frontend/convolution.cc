@@ -262,14 +262,14 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
     OpAttrs crop;
     crop.starts = {Expr(0), Expr(0)};
     crop.ends = {xv.shape[0], Expr(c)};
-    crop.steps = {1, 1};
+    crop.steps = {Expr(1), Expr(1)};
     bool cropped = false;
     for (size_t i = 0; i < sd; ++i) {
       const Expr e = outs[i] * Expr(kernel[i]);
       whole.push_back(e);
       crop.starts.push_back(Expr(0));
       crop.ends.push_back(e);
-      crop.steps.push_back(1);
+      crop.steps.push_back(Expr(1));
       cropped = cropped || !(e == xv.shape[2 + i]);
       apart.push_back(outs[i]);
       apart.push_back(Expr(kernel[i]));
@@ -295,12 +295,12 @@ void expand_conv(Fusion& f, const Op& op, const std::string& out,
     OpAttrs s;
     s.starts = {Expr(0), Expr(0)};
     s.ends = {xv.shape[0], Expr(c)};
-    s.steps = {1, 1};
+    s.steps = {Expr(1), Expr(1)};
     for (size_t i = 0; i < sd; ++i) {
       const int64_t start = at[i] * a.dilation[i];
       s.starts.push_back(Expr(start));
       s.ends.push_back(Expr(start + 1) + (outs[i] - Expr(1)) * Expr(step[i]));
-      s.steps.push_back(step[i]);
+      s.steps.push_back(Expr(step[i]));
     }
     bool whole = !padded && positions == 1;
     for (size_t i = 0; i < sd; ++i) whole = whole && step[i] == 1;

@@ -133,7 +133,21 @@ void GraphReader::read_attr(int k, const Json& op, OpKind kind, const std::strin
   } else if (key == "ends") {
     a.ends = bounds();
   } else if (key == "steps") {
-    a.steps = ints("steps");
+    if (!v.is_array())
+      fail_op(k, op, path, "steps must be a list of positive integers, symbols or extent expressions");
+    a.steps.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string p = json_path_index(path, i);
+      if (v[i].is_number_integer()) {
+        int64_t b = v[i].get<int64_t>();
+        if (b < -kMaxExtent || b > kMaxExtent) fail_op(k, op, p, "slice step out of range");
+        a.steps.push_back(Expr(b));
+      } else if (v[i].is_string()) {
+        a.steps.push_back(read_extent(v[i], p, ExtentUse::OpAttribute, false, true, "a slice step"));
+      } else {
+        fail_op(k, op, p, "a slice step must be a positive integer, a symbol or an extent expression");
+      }
+    }
   } else if (key == "pads") {
     if (!v.is_array()) fail_op(k, op, path, "pads must be a list of [lo, hi] pairs");
     for (size_t i = 0; i < v.size(); ++i) {
@@ -297,7 +311,7 @@ void GraphReader::read_op(int k, const Json& op) {
   }
   if (o.kind == OpKind::Slice && !op.contains("steps") && !o.args.empty() &&
       !o.args[0].is_literal())
-    o.attrs.steps.assign(f_.value(o.args[0].value).rank(), 1);
+    o.attrs.steps.assign(f_.value(o.args[0].value).rank(), Expr(1));
   if (o.kind == OpKind::Iota) {
     if (o.attrs.start.kind == Literal::Kind::Int && !op.contains("start"))
       o.attrs.start = Literal::of_int(0);

@@ -312,7 +312,11 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
                         " but " + describe(f, op.args[0]) + " has rank " + std::to_string(r));
   std::vector<Expr> shape;
   for (size_t d = 0; d < r; ++d) {
-    if (a.steps[d] <= 0) fail(index_path("steps", d), "steps must be positive");
+    if (a.steps[d].is_const() && a.steps[d].value() <= 0)
+      fail(index_path("steps", d), "steps must be positive");
+    if (a.steps[d].lo() <= 0)
+      fail(index_path("steps", d), "step " + a.steps[d].str() +
+                                       " can be 0 for some binding in the symbols' ranges; steps must be positive");
     Expr s = clamp_bound(a.starts[d], x.shape[d]);
     Expr e = clamp_bound(a.ends[d], x.shape[d]);
     // A start that is not negative (a constant c >= 0 or a symbol) is kept unclamped: past the
@@ -321,7 +325,7 @@ std::vector<InferredResult> infer_slice(const Fusion& f, Op& op) {
     if (a.starts[d].lo() >= 0) s = a.starts[d];
     a.starts[d] = s;
     a.ends[d] = e;
-    shape.push_back(max(Expr(0), ceildiv(e - s, Expr(a.steps[d]))));
+    shape.push_back(max(Expr(0), ceildiv(e - s, a.steps[d])));
   }
   return {{x.dtype, shape}};
 }

@@ -246,7 +246,7 @@ std::string attrs_to_string(const Fusion& f, const Op& op) {
           break;
         }
         case OpKind::Slice:
-          s << " starts=" << shape_to_string(a.starts) << " steps=" << ints_to_string(a.steps);
+          s << " starts=" << shape_to_string(a.starts) << " steps=" << shape_to_string(a.steps);
           break;
         case OpKind::Pad: {
           s << " pads=[";

@@ -121,7 +121,7 @@ struct OpAttrs {
   std::vector<Expr> starts;    // slice: >= 0 (negative starts resolved and clamped); a start
                                // past the extent means an empty slice
   std::vector<Expr> ends;      // slice: clamped to [start, extent]
-  std::vector<int64_t> steps;  // slice: positive
+  std::vector<Expr> steps;  // slice: positive for every binding (integers, symbols, expressions)
   std::vector<std::pair<Expr, Expr>> pads;  // pad: (lo, hi) per dim, negative crops
   Literal value;                                  // pad fill, full value
   int64_t dim = 0;                                // unsqueeze, cat: normalized

@@ -121,7 +121,7 @@ bool apply(const Op& op, const std::vector<Expr>& to, Strided& t) {
       break;
     case OpKind::Slice:  // the first element moves; a step multiplies the stride
       for (size_t d = 0; d < r; ++d) {
-        st[d] = t.strides[d] * Expr(op.attrs.steps.empty() ? 1 : op.attrs.steps[d]);
+        st[d] = t.strides[d] * (op.attrs.steps.empty() ? Expr(1) : op.attrs.steps[d]);
         t.offset = t.offset + op.attrs.starts[d] * t.strides[d];
       }
       break;

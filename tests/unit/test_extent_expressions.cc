@@ -246,6 +246,29 @@ TEST_CASE("extent expressions and size literals: eval and generated kernels agre
   CHECK(found);
 }
 
+TEST_CASE("slice steps that are symbols or expressions: eval and generated kernels agree",
+          "[extent][emulated]") {
+  // The contract's slice takes symbols as steps: x[::K] with K set by a scalar input, and an
+  // expression step over a symbol of the input's shape.
+  const char* graph = R"G({"fuserc": 1, "name": "symbolic_steps",
+   "symbols": {"N": {"hint": 10}, "M": {"hint": 7}, "K": {"hint": 3}},
+   "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "M"]},
+              {"name": "k", "dtype": "i64", "symbol": "K"}],
+   "ops": [{"op": "slice", "args": ["x"], "starts": [1, 0], "ends": ["N", "M"],
+            "steps": ["K", "M//3+1"], "out": "y"},
+           {"op": "exp", "args": ["y"], "out": "z"}],
+   "outputs": ["z"]})G";
+  Fusion f = parse_text(graph);
+  CHECK(shape_to_string(f.value(*f.find_value("y")).shape) ==
+        "[ceildiv(N - 1, K), ceildiv(M, M / 3 + 1)]");
+  check_graph(graph, {{{"N", 1}, {"M", 1}, {"K", 1}}, {{"N", 10}, {"M", 7}, {"K", 3}},
+                      {{"N", 5}, {"M", 9}, {"K", 9}}, {{"N", 33}, {"M", 2}, {"K", 4}}});
+  // A step that can be 0 is refused.
+  std::string zero = graph;
+  zero.replace(zero.find("\"K\": {\"hint\": 3}"), 16, "\"K\": {\"hint\": 3, \"min\": 0}");
+  CHECK(parse_error(zero).find("step K can be 0 for some binding") != std::string::npos);
+}
+
 TEST_CASE("a term and its own floor division: the halves of a chunk, padding to even",
           "[extent][emulated]") {
   // x[:, :N - N//2] and padding H up to an even length: valid for every N and H, once the
