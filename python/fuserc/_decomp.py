@@ -309,6 +309,19 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     return torch.where(i < steps // 2, first, last).to(dtype)
 
 
+def logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over `dim` as PyTorch's kernel computes it: less the max, where an
+    infinite max counts as 0 in both places (a row of -inf gives -inf, a row holding +inf gives
+    +inf; PyTorch 1.13's own decomposition subtracts the unmasked max, giving nan)."""
+    if not x.dtype.is_floating_point:
+        x = x.to(torch.get_default_dtype())
+    dims = _reduced_dims(x, dim)
+    m = torch.amax(x, dims, True)
+    m = torch.where(m.abs() == float("inf"), torch.zeros((), dtype=m.dtype), m)
+    out = torch.log(torch.exp(x - m).sum(dims, keepdim))
+    return out + (m if keepdim else m.squeeze(dims[0]) if len(dims) == 1 else m.reshape(out.shape))
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -335,6 +348,7 @@ def table():
     if hasattr(aten, "aminmax"):
         out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
+    out[aten.logsumexp.default] = logsumexp
     from torch._decomp import decomposition_table
     if aten.grid_sampler_2d.default in decomposition_table:
         out[aten.grid_sampler_2d.default] = grid_sampler_2d

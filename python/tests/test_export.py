@@ -555,6 +555,19 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, r"dynamic=\{'n': \"K\"\}"):
             fuserc.export(f, (x, 0), dynamic={"x": {0: "B"}})  # 0 is no size of a symbol
 
+    def test_logsumexp_of_rows_whose_max_is_infinite(self):
+        """A row of -inf gives -inf and a row holding +inf gives +inf, as PyTorch's kernel
+        (1.13's decomposition gave nan: it subtracted the unmasked max)."""
+        inf = float("inf")
+        x = torch.tensor([[0.5, inf, 1.0], [-inf, -inf, -inf], [1.0, 2.0, 3.0]])
+
+        def f(x):
+            return torch.logsumexp(x, 1), torch.logsumexp(x, (0, 1), keepdim=True)
+        pkg = fuserc.compile(f, (x,), dynamic={"x": {0: "B"}}, arch=["sm_80"])
+        for y in (x, torch.randn(5, 3)):
+            for g, w in zip(pkg(y), f(y)):
+                torch.testing.assert_close(g, w)
+
     def test_repeat_interleave_by_keyword(self):
         def f(x):
             return torch.repeat_interleave(input=x, repeats=2, dim=1) + \
