@@ -6,6 +6,8 @@ function returns.
 Imports go one way: export.py -> _aten.py -> _aten_shape.py / _aten_products.py -> this module
 (Context, Multi, Unsupported) -> _graph.py, _symbolic.py, _trace.py. The converter knows the
 table only as the function it is handed, so it imports none of the table's modules."""
+import operator
+
 import torch
 import torch.utils._pytree as pytree
 
@@ -253,6 +255,23 @@ class ReturnSpec:
     def build(self, results):
         return pytree.tree_unflatten([None if j is None else results[j] for j in self.leaves],
                                      self.spec)
+
+
+_SPLITS = ("split", "split_with_sizes", "unbind", "chunk", "unsafe_split",
+           "unsafe_split_with_sizes")
+
+
+def _splits(node):
+    """Whether fx node `node` splits a tensor into pieces (views of it, taken by getitem)."""
+    packet = getattr(getattr(node, "target", None), "overloadpacket", None)
+    return node.op == "call_function" and getattr(packet, "__name__", None) in _SPLITS
+
+
+def _other_piece(u, piece):
+    """Whether `u` and `piece` are different pieces of one split (disjoint views)."""
+    return all(isinstance(n, torch.fx.Node) and n.op == "call_function" and
+               n.target is operator.getitem for n in (u, piece)) and \
+        u.args[0] is piece.args[0] and _splits(u.args[0]) and u.args[1] != piece.args[1]
 
 
 class Converter:
@@ -556,7 +575,7 @@ class Converter:
         cur = view
         while True:
             v = self.values.get(cur)
-            if not (isinstance(v, Value) and v.view):
+            if not (isinstance(v, Value) and v.view) and not _splits(cur):
                 # A computed tensor, unless it is an input or buffer that in-place ops wrote
                 # before (a.sigmoid_(); a.view(64).add_(3) writes the input a).
                 root = self._root(cur) if isinstance(cur, torch.fx.Node) else None
@@ -568,8 +587,10 @@ class Converter:
                 else None
             if parent is None:
                 return False
-            # Every other alias of parent, and what reads it, must come before the write.
-            stack = [u for u in parent.users if u is not cur]
+            # Every other alias of parent, and what reads it, must come before the write; the
+            # other pieces of a split are apart from this one (an LSTM cell's gates, chunked
+            # and each activated in place).
+            stack = [u for u in parent.users if u is not cur and not _other_piece(u, cur)]
             seen = set()
             while stack:
                 u = stack.pop()

@@ -232,6 +232,30 @@ class InPlaceTest(unittest.TestCase):
         self.assertIn("updates a view of another tensor in place", str(e.exception))
 
 
+class RecurrentTest(unittest.TestCase):
+    def test_lstm_and_gru_cells_activate_their_gates_in_place(self):
+        """PyTorch 1.13's LSTM and GRU cells chunk the gates and activate each piece in place:
+        the pieces of a split are apart, so each write is the piece's own new value (was
+        refused as a write into a view of another tensor); a write into a piece whose tensor is
+        read after it stays refused."""
+        torch.manual_seed(6)
+        nn = torch.nn
+        check(self, nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True).eval(),
+              (torch.randn(3, 5, 4),), {"input": {0: "B"}}, [(torch.randn(2, 5, 4),)], TOL)
+        check(self, nn.GRUCell(4, 6), (torch.randn(3, 4), torch.randn(3, 6)),
+              {"input": {0: "B"}, "hx": {0: "B"}}, [(torch.randn(5, 4), torch.randn(5, 6))],
+              TOL)
+
+        def base_read_after(x):
+            g = x * 2
+            a, _ = g.chunk(2, 1)
+            a.sigmoid_()
+            return g + 1  # shows the write in PyTorch
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(base_read_after, (torch.randn(3, 4),))
+        self.assertIn("updates a view of another tensor in place", str(e.exception))
+
+
 class UNetStep(torch.nn.Module):
     """One down and up step of the widely copied UNet (milesial's): the upsampled map padded by
     the difference of the two maps' extents, split in halves, then concatenated with the skip."""
