@@ -322,6 +322,13 @@ def logsumexp(x, dim, keepdim=False):
     return out + (m if keepdim else m.squeeze(dims[0]) if len(dims) == 1 else m.reshape(out.shape))
 
 
+def mish(x):
+    """x * tanh(softplus(x)) in f32 for half types, rounded once (PyTorch's kernel; 1.13's
+    decomposition casts through prims.convert_element_type, an op outside ATen)."""
+    xf = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    return (xf * torch.tanh(torch.log1p(torch.exp(xf)))).to(x.dtype)
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -349,6 +356,7 @@ def table():
         out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
     out[aten.logsumexp.default] = logsumexp
+    out[aten.mish.default] = mish
     from torch._decomp import decomposition_table
     if aten.grid_sampler_2d.default in decomposition_table:
         out[aten.grid_sampler_2d.default] = grid_sampler_2d
