@@ -22,7 +22,7 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
 _WRAPPER = "_fuserc_call_user_function"
 # fuserc functions that run inside the wrapper, between it and the user's code.
-_INNER_FUSERC_FRAMES = ("forward_with_parameters",)
+_INNER_FUSERC_FRAMES = ("forward_with_parameters", "_fuserc_arguments")
 
 
 # Why x[mask] (a boolean mask as an index) is refused.

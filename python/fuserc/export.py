@@ -10,7 +10,7 @@ import tempfile
 
 import torch
 
-from . import _capi, _module, _retrace, _weights
+from . import _arguments, _capi, _module, _retrace, _weights
 from ._aten import convert as convert_node
 from ._convert import Converter
 from ._graph import weights_file
@@ -43,6 +43,8 @@ class ExportedGraph(dict):
         self.requires = list(requires or [])
         self.extents = dict(extents or {})
         self.weights = dict(weights or {})
+        # (argument names, structure) where arguments hold tensors in containers (_arguments)
+        self.arguments = None
 
     def save(self, path):
         """Writes the graph to `path` (JSON, for `fuserc compile`) and its large constants to
@@ -71,9 +73,6 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
     if isinstance(fn, torch.nn.Module):
         module = _module.ModuleExport(fn, len(example_inputs), constants)
         names = module.names
-        inputs = [Input(n, v) for n, v in zip(names, example_inputs)]
-        inputs += [Input(n, t.detach(), parameter=quals[0])
-                   for n, t, quals in module.parameters]
         traced, what = module.fn, f"{type(fn).__name__}.forward"
         if name is None:
             name = type(fn).__name__
@@ -81,8 +80,21 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         if constants not in (None, "buffers", "all"):
             raise ValueError(f"fuserc.export: constants must be None or 'all', not {constants!r}")
         names = input_names(fn, len(example_inputs))
-        inputs = [Input(n, v) for n, v in zip(names, example_inputs)]
         traced, what = fn, "the function"
+    # Tensors in tuples, lists and dicts: a graph input per leaf (see _arguments.py).
+    flat_names, flat_values, structure = _arguments.flatten(names, example_inputs)
+    if _arguments.nested(structure):
+        traced = _arguments.regroup(traced, structure)
+        dynamic = _arguments.expand_dynamic(dynamic, names, example_inputs)
+    inputs = [Input(n, v) for n, v in zip(flat_names, flat_values)]
+    if module is not None:
+        taken = set(flat_names)
+        for n, t, quals in module.parameters:
+            if n in taken:
+                raise ExportError(f"fuserc.export: parameter {quals[0]!r} and an argument's "
+                                  f"leaf are both named {n!r}")
+        inputs += [Input(n, t.detach(), parameter=quals[0])
+                   for n, t, quals in module.parameters]
     if name is None:
         name = getattr(fn, "__name__", "graph")
     name = re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -127,6 +139,8 @@ def _export(fn, example_inputs, dynamic=None, name=None, ranges=None, tracer=Non
         {n: known[module.constant_names[t]] for n, t in conv.updated_buffers.items()},
         conv.requirements, conv.extents,
         {n: t for n, t in conv.g.weights.items() if n in embedded})
+    if _arguments.nested(structure):
+        graph.arguments = (list(names), structure)
     return graph, returns
 
 
@@ -254,4 +268,5 @@ def compile(fn_or_graph, example_inputs=None, dynamic=None, name=None, ranges=No
     return Package(output, returns=returns, module=module,
                    parameters=getattr(graph, "parameters", None),
                    buffers=getattr(graph, "buffers", None),
-                   requires=getattr(graph, "requires", None))
+                   requires=getattr(graph, "requires", None),
+                   arguments=getattr(graph, "arguments", None))

@@ -14,7 +14,7 @@ import json
 
 import torch
 
-from . import _capi
+from . import _arguments, _capi
 from ._capi import FUSERC_DEVICE_EMULATOR, check, lib
 from ._dtypes import TORCH_OF
 
@@ -108,7 +108,7 @@ class Package:
     """A compiled package, callable on torch tensors (see the module's documentation)."""
 
     def __init__(self, path, returns=None, module=None, parameters=None, buffers=None,
-                 requires=None):
+                 requires=None, arguments=None):
         """`returns`: how the outputs map to what the traced function returned (set by
         fuserc.compile): None returns every output (one as a tensor, several as a tuple).
         `module`: an nn.Module whose parameters feed the inputs of `parameters` (graph input
@@ -119,8 +119,12 @@ class Package:
         in place, as forward writes them). `requires`: sizes the graph assumes to be multiples
         of a number, which the contract cannot state (an exported graph's `requires`: a view
         of [B, N] as (B, -1, 2) assumes an even N): checked when a call brings new shapes.
+        `arguments`: (names, structure) of a function whose arguments hold tensors in tuples,
+        lists or dicts (an exported graph's `arguments`, see _arguments.py): such an argument
+        is passed as it is and given to the package as its leaves.
         """
         self.path = str(path)
+        self._arguments = arguments
         self.requires = list(requires or [])
         self._returns = returns
         self.module = module
@@ -273,6 +277,12 @@ class Package:
                             f"which it no longer has ({e})") from None
 
     def __call__(self, *args, out=None, **kwargs):
+        if self._arguments is not None:
+            names, structure = self._arguments
+            try:
+                args, kwargs = _arguments.flatten_call(structure, names, args, kwargs)
+            except TypeError as e:
+                raise TypeError(f"{self.name}: {e}") from None
         values = self._arrange(args, kwargs)
         specs = self.inputs
         device = None

@@ -514,6 +514,47 @@ def full_of_ints(x, logits):
         torch.full((3,), True) & (x > 1)
 
 
+class NestedArgumentsTest(unittest.TestCase):
+    def test_tensors_in_tuples_lists_and_dicts(self):
+        """An LSTM cell's (h, c) and a decoder's list of cached dicts: a graph input per leaf,
+        named after the argument and its place; `dynamic` for the argument names those dims of
+        every leaf; the package takes the arguments as the function does, and refuses another
+        structure."""
+        torch.manual_seed(7)
+        cell = torch.nn.LSTMCell(4, 6)
+
+        def args(b):
+            return torch.randn(b, 4), (torch.randn(b, 6), torch.randn(b, 6))
+        with torch.no_grad():
+            pkg = fuserc.compile(cell, args(3), dynamic={"input": {0: "B"}, "hx": {0: "B"}},
+                                 arch=["sm_80"])
+            for b in (3, 5):
+                a = args(b)
+                for g, w in zip(pkg(*a), cell(*a)):
+                    torch.testing.assert_close(g, w)
+                for g, w in zip(pkg(a[0], hx=a[1]), cell(*a)):
+                    torch.testing.assert_close(g, w)
+
+        def decode(x, past):
+            keys = [torch.cat([p["k"], x], 1) for p in past]
+            return sum(k.sum(1) for k in keys), [k * 2 for k in keys]
+        past = [{"k": torch.randn(2, 3, 4)}, {"k": torch.randn(2, 3, 4)}]
+        dynamic = {"x": {0: "B"}, "past": {0: "B", 1: "P"}}
+        graph = fuserc.export(decode, (torch.randn(2, 1, 4), past), dynamic=dynamic)
+        self.assertEqual([(i["name"], i["shape"]) for i in graph["inputs"]],
+                         [("x", ["B", 1, 4]), ("past_0_k", ["B", "P", 4]),
+                          ("past_1_k", ["B", "P", 4])])
+        pkg = fuserc.compile(decode, (torch.randn(2, 1, 4), past), dynamic=dynamic,
+                             arch=["sm_80"])
+        x, past = torch.randn(3, 1, 4), [{"k": torch.randn(3, 5, 4)} for _ in range(2)]
+        (got_sum, got_keys), (want_sum, want_keys) = pkg(x, past), decode(x, past)
+        torch.testing.assert_close(got_sum, want_sum)
+        for g, w in zip(got_keys, want_keys):
+            torch.testing.assert_close(g, w)
+        with self.assertRaisesRegex(TypeError, "argument 'past' has another structure"):
+            pkg(x, past[:1])
+
+
 class ProbeFixesTest(unittest.TestCase):
     """Exports that the probe found wrong or refused (python/fuserc's review, round 2)."""
 
