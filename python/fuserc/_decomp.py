@@ -329,6 +329,46 @@ def mish(x):
     return (xf * torch.tanh(torch.log1p(torch.exp(xf)))).to(x.dtype)
 
 
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """aten._trilinear (nn.Bilinear's x1^T W x2): the three operands unsqueezed at their
+    `expand` dims, multiplied, summed over `sumdim` (those dims removed)."""
+    total = i1.dim() + len(expand1)
+
+    def grown(t, expand):
+        for d in sorted(e % total for e in expand):
+            t = t.unsqueeze(d)
+        return t
+    product = grown(i1, expand1) * grown(i2, expand2) * grown(i3, expand3)
+    return product.sum(sorted(d % total for d in sumdim)) if len(sumdim) else product
+
+
+def channel_shuffle(x, groups):
+    """[N, C, ...] with its channels in `groups` interleaved (ShuffleNet's shuffle)."""
+    n, c = x.shape[0], x.shape[1]
+    rest = list(x.shape[2:])
+    return x.reshape([n, groups, c // groups] + rest).transpose(1, 2).reshape([n, c] + rest)
+
+
+def addr(x, vec1, vec2, *, beta=1, alpha=1):
+    """beta * x + alpha * outer(vec1, vec2) (x ignored where beta is 0, as PyTorch)."""
+    outer = vec1.unsqueeze(1) * vec2.unsqueeze(0)
+    if alpha != 1:
+        outer = outer * alpha
+    if beta == 0:
+        return outer.expand(torch.broadcast_shapes(x.shape, outer.shape)).clone()
+    return (x if beta == 1 else x * beta) + outer
+
+
+def rrelu_with_noise(x, noise, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
+    """RReLU in eval: a leaky ReLU of slope (lower + upper) / 2. In training it draws a random
+    slope per element, which the exporter refuses."""
+    if training:
+        from ._trace import ExportError
+        raise ExportError("fuserc.export: nn.RReLU in training draws a random slope per "
+                          "element (export it in eval(), where the slope is (lower + upper) / 2)")
+    return torch.where(x >= 0, x, x * ((lower + upper) / 2))
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -357,6 +397,11 @@ def table():
     out[aten.linspace.default] = linspace
     out[aten.logsumexp.default] = logsumexp
     out[aten.mish.default] = mish
+    for op, fn in (("_trilinear", trilinear), ("channel_shuffle", channel_shuffle),
+                   ("addr", addr), ("rrelu_with_noise", rrelu_with_noise)):
+        packet = getattr(aten, op, None)
+        if packet is not None and hasattr(packet, "default"):
+            out[packet.default] = fn
     from torch._decomp import decomposition_table
     if aten.grid_sampler_2d.default in decomposition_table:
         out[aten.grid_sampler_2d.default] = grid_sampler_2d

@@ -256,6 +256,29 @@ class RecurrentTest(unittest.TestCase):
         self.assertIn("updates a view of another tensor in place", str(e.exception))
 
 
+class ModuleZooTest(unittest.TestCase):
+    def test_bilinear_channel_shuffle_rrelu_and_addr(self):
+        """nn.Bilinear (aten._trilinear), nn.ChannelShuffle, nn.RReLU in eval (the mean
+        slope) and torch.addr (beta 0 ignores x, NaN included): each was refused; RReLU in
+        training (random slopes) stays refused, saying why."""
+        torch.manual_seed(8)
+        nn = torch.nn
+        check(self, nn.Bilinear(5, 4, 3), (torch.randn(3, 5), torch.randn(3, 4)),
+              {"input1": {0: "B"}, "input2": {0: "B"}},
+              [(torch.randn(5, 5), torch.randn(5, 4))], TOL)
+        check(self, nn.Sequential(nn.ChannelShuffle(3), nn.RReLU()).eval(),
+              (torch.randn(2, 6, 4, 5),), {"input": {0: "B"}}, [(torch.randn(3, 6, 4, 5),)])
+
+        def addr(x, a, b):
+            return torch.addr(x, a, b, beta=0.5, alpha=2), torch.addr(x, a, b, beta=0)
+        x = torch.randn(3, 4)
+        x[0, 0] = float("nan")
+        check(self, addr, (x, torch.randn(3), torch.randn(4)), {"x": {0: "B"}, "a": {0: "B"}},
+              [(torch.randn(5, 4), torch.randn(5), torch.randn(4))], {"equal_nan": True})
+        with self.assertRaisesRegex(fuserc.ExportError, "RReLU in training"):
+            fuserc.export(nn.RReLU().train(), (torch.randn(3, 4),))
+
+
 class UNetStep(torch.nn.Module):
     """One down and up step of the widely copied UNet (milesial's): the upsampled map padded by
     the difference of the two maps' extents, split in halves, then concatenated with the skip."""
