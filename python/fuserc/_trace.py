@@ -727,6 +727,15 @@ def user_location(node):
         candidates = [f for f in frames if user(f)]
         pick = candidates[-1] if candidates else None
     if pick is None:
+        # No user code between (a torch.nn module exported by itself): the outermost frame of
+        # torch.nn, the module's own forward.
+        nn_code = (os.path.join(_TORCH_DIR, "nn", "modules") + os.sep,
+                   os.path.join(_TORCH_DIR, "nn", "functional.py"))
+        inner = (frames[wrapper[0] + 1:] if wrapper and before else
+                 list(reversed(frames[:wrapper[0]])) if wrapper else frames)
+        pick = next((f for f in inner if f[0].startswith(nn_code) and
+                     os.path.basename(f[0]) != "module.py"), None)  # not Module.__call__
+    if pick is None:
         return ""
     where = f"{pick[0]}:{pick[1]} in {pick[2]}"
     return where + (f": {pick[3]}" if pick[3] else "")

@@ -618,6 +618,14 @@ class ProbeFixesTest(unittest.TestCase):
                                  arch=["sm_80"])
             torch.testing.assert_close(pkg(x), F.mish(x.float()).to(dt), msg=str(dt))
 
+    def test_a_torch_module_exported_alone_is_refused_at_its_forward(self):
+        """With no user code in the trace (an nn module exported by itself), a refusal names
+        the module's own forward in torch.nn (it named no place)."""
+        with self.assertRaises(fuserc.ExportError) as e:
+            fuserc.export(torch.nn.MaxPool2d(2, return_indices=True), (torch.randn(1, 2, 4, 4),))
+        self.assertRegex(str(e.exception).splitlines()[-1],
+                         r"^  from .*torch/nn/modules/pooling\.py:\d+ in forward: ")
+
     def test_repeat_interleave_by_keyword(self):
         def f(x):
             return torch.repeat_interleave(input=x, repeats=2, dim=1) + \
