@@ -22,7 +22,7 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _FUSERC_DIR = os.path.dirname(os.path.abspath(__file__))
 _WRAPPER = "_fuserc_call_user_function"
 # fuserc functions that run inside the wrapper, between it and the user's code.
-_INNER_FUSERC_FRAMES = ("forward_with_parameters", "_fuserc_arguments")
+_INNER_FUSERC_FRAMES = ("forward_with_parameters", "_fuserc_arguments", "_fuserc_sizes")
 
 
 # Why x[mask] (a boolean mask as an index) is refused.
@@ -469,10 +469,10 @@ def _in_place(fn):
 
 def _with_sizes(fn, sized, n):
     """fn over the arguments that are not in `sized` (position -> a Python int)."""
-    def call(*rest):
+    def _fuserc_sizes(*rest):
         it = iter(rest)
         return fn(*[sized[j] if j in sized else next(it) for j in range(n)])
-    return call
+    return _fuserc_sizes
 
 
 def _wrap(fn):
