@@ -362,10 +362,9 @@ def addr(x, vec1, vec2, *, beta=1, alpha=1):
 def rrelu_with_noise(x, noise, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
     """RReLU in eval: a leaky ReLU of slope (lower + upper) / 2. In training it draws a random
     slope per element, which the exporter refuses."""
-    if training:
-        from ._trace import ExportError
-        raise ExportError("fuserc.export: nn.RReLU in training draws a random slope per "
-                          "element (export it in eval(), where the slope is (lower + upper) / 2)")
+    if training:  # reported by the tracer with the user's line
+        raise RuntimeError("nn.RReLU in training draws a random slope per element (export it "
+                           "in eval(), where the slope is (lower + upper) / 2)")
     return torch.where(x >= 0, x, x * ((lower + upper) / 2))
 
 
