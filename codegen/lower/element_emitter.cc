@@ -62,6 +62,17 @@ const std::set<std::string>& reserved_names() {
   return names;
 }
 
+// Names of CUDA's headers (cudaSuccess, nv_bfloat16, NV_IS_HOST): no suffix frees them.
+bool cuda_prefix(const std::string& name) {
+  return name.rfind("cuda", 0) == 0 || name.rfind("nv_", 0) == 0 || name.rfind("NV_", 0) == 0;
+}
+
+// fuserc's own helpers and generated names (fz_c0, fz_floordiv, fuserc_emu_...), and the
+// implementation's (__half).
+bool fuserc_prefix(const std::string& name) {
+  return name.rfind("fz_", 0) == 0 || name.rfind("fuserc_", 0) == 0 || name.rfind("__", 0) == 0;
+}
+
 }  // namespace
 
 bool clashes_with_c(const std::string& name) {
@@ -70,13 +81,11 @@ bool clashes_with_c(const std::string& name) {
   bool upper = false, lower = false;
   for (char c : name) upper = upper || (c >= 'A' && c <= 'Z'), lower = lower || (c >= 'a' && c <= 'z');
   if (upper && !lower && name.size() >= 2) return true;
-  return name.rfind("cuda", 0) == 0 || name.rfind("nv_", 0) == 0 || name.rfind("NV_", 0) == 0;
+  return cuda_prefix(name);
 }
 
 std::string symbol_spelling(const std::string& name) {
-  if (clashes_with_c(name) || name.rfind("fz_", 0) == 0 || name.rfind("fuserc_", 0) == 0 ||
-      name.rfind("__", 0) == 0)
-    return "fz_sym_" + name;
+  if (clashes_with_c(name) || fuserc_prefix(name)) return "fz_sym_" + name;
   return name;
 }
 
@@ -86,9 +95,7 @@ std::string NameTable::fresh(const std::string& base) {
   std::string name = base;
   // fuserc's own helpers and generated names start with fz_ / fuserc_; keep user names apart,
   // and those of CUDA's headers (cuda..., nv_..., NV_...), which no suffix makes free.
-  if (name.rfind("fz_", 0) == 0 || name.rfind("fuserc_", 0) == 0 || name.rfind("__", 0) == 0 ||
-      name.rfind("cuda", 0) == 0 || name.rfind("nv_", 0) == 0 || name.rfind("NV_", 0) == 0)
-    name = "v_" + name;
+  if (fuserc_prefix(name) || cuda_prefix(name)) name = "v_" + name;
   if (!taken(name)) {
     taken_.insert(name);
     return name;

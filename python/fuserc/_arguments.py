@@ -90,31 +90,28 @@ def expand_dynamic(dynamic, names, values):
     return out
 
 
+def _leaves_as_given(name, value, spec):
+    """The leaves of argument `name` as a call gives it, which must have the example's `spec`."""
+    leaves, given = pytree.tree_flatten(value)
+    if given != spec:
+        raise TypeError(f"argument {name!r} has another structure than the example's "
+                        f"({given} against {spec})")
+    return leaves
+
+
 def flatten_call(structure, names, args, kwargs):
     """A package call's positional and keyword arguments with each structured argument given
     as its leaves."""
     flat_args = []
     for k, a in enumerate(args):
         s = structure[k] if k < len(structure) else None
-        if s is None:
-            flat_args.append(a)
-            continue
-        leaves, spec = pytree.tree_flatten(a)
-        if spec != s[1]:
-            raise TypeError(f"argument {names[k]!r} has another structure than the example's "
-                            f"({spec} against {s[1]})")
-        flat_args += leaves
+        flat_args += [a] if s is None else _leaves_as_given(names[k], a, s[1])
     flat_kwargs = {}
     for key, v in kwargs.items():
         k = names.index(key) if key in names else None
         s = structure[k] if k is not None and k < len(structure) else None
         if s is None:
             flat_kwargs[key] = v
-            continue
-        leaves, spec = pytree.tree_flatten(v)
-        if spec != s[1]:
-            raise TypeError(f"argument {key!r} has another structure than the example's "
-                            f"({spec} against {s[1]})")
-        for leaf_name, leaf in zip(_leaf_keys(v, key), leaves):
-            flat_kwargs[leaf_name] = leaf
+        else:
+            flat_kwargs.update(zip(_leaf_keys(v, key), _leaves_as_given(key, v, s[1])))
     return flat_args, flat_kwargs

@@ -414,12 +414,11 @@ class Converter:
         v = None
         for s in symbols:
             n = self.symbol_inputs.get(s)  # an int input that sets the size is its value
-            if n is not None:
-                v = n if v is None else Value(self.g.emit("mul", [v, n], "size"), torch.int64, [])
-                continue
-            ones = self.g.emit("full", [], f"{s}_ones", shape=[s], value=1, dtype=torch.int64)
-            n = Value(self.g.emit("sum", [Value(ones, torch.int64, [Extent(1, (s,))])],
-                                  f"{s}_value", dims=[0]), torch.int64, [])
+            if n is None:
+                ones = self.g.emit("full", [], f"{s}_ones", shape=[s], value=1,
+                                   dtype=torch.int64)
+                n = Value(self.g.emit("sum", [Value(ones, torch.int64, [Extent(1, (s,))])],
+                                      f"{s}_value", dims=[0]), torch.int64, [])
             v = n if v is None else Value(self.g.emit("mul", [v, n], "size"), torch.int64, [])
         if coeff != 1:
             v = Value(self.g.emit("mul", [v, int(coeff)], "size"), torch.int64, [])
