@@ -109,12 +109,54 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return d.abs().pow(p).sum(-1).pow(1.0 / p)
 
 
+def circular_pad(x, pad):
+    """F.pad(x, pad, mode="circular") (and a convolution's padding_mode="circular") as crops
+    and a cat of wrapped slices per dim, as PyTorch computes it: negative pads crop first, then
+    each side takes that many elements from the other end (PyTorch 1.13 writes slices of a
+    torch.empty instead, which a graph cannot express). None where PyTorch would refuse or
+    wrap more than once, so that PyTorch's own call says why."""
+    pad = list(pad)
+    if len(pad) % 2 or not pad or not all(isinstance(p, int) for p in pad) or \
+            x.dim() != len(pad) // 2 + 2 or len(pad) > 6:
+        return None  # (an unbatched input too: PyTorch 1.13 refuses it)
+    for k in range(len(pad) // 2):
+        d = x.dim() - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        n = x.shape[d]
+        if left < 0:
+            x, n = x.narrow(d, -left, n + left), n + left
+        if right < 0:
+            x, n = x.narrow(d, 0, n + right), n + right
+        left, right = max(left, 0), max(right, 0)
+        if n <= 0 or left > n or right > n:
+            return None
+        pieces = ([x.narrow(d, n - left, left)] if left else []) + [x] + \
+            ([x.narrow(d, 0, right)] if right else [])
+        if len(pieces) > 1:
+            x = torch.cat(pieces, d)
+    return x
+
+
+def _padding(original):
+    def call(*args, **kwargs):
+        mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+        x = args[0] if args else kwargs.get("input")
+        pad = args[1] if len(args) > 1 else kwargs.get("pad")
+        if mode == "circular" and isinstance(x, torch.Tensor) and pad is not None:
+            out = circular_pad(x, pad)
+            if out is not None:
+                return out
+        return original(*args, **kwargs)
+    return call
+
+
 class PythonOps:
     """While tracing: torch.repeat_interleave and Tensor.repeat_interleave with an int count
     are `repeat_interleave` above; F.one_hot with num_classes given and torch.cdist are
-    `one_hot` and `cdist` above. (An entry of make_fx's decomposition table would not be
-    used: the op is CompositeImplicitAutograd, which PyTorch 1.13 decomposes in C++ before the
-    tracer sees it, into the data-dependent repeat_interleave.Tensor.) Any other call is
+    `one_hot` and `cdist` above; F.pad in circular mode is `circular_pad`. (An entry of
+    make_fx's decomposition table would not be used: the op is CompositeImplicitAutograd,
+    which PyTorch 1.13 decomposes in C++ before the tracer sees it, into the data-dependent
+    repeat_interleave.Tensor.) Any other call is
     PyTorch's."""
 
     def __enter__(self):
@@ -129,6 +171,9 @@ class PythonOps:
                 (torch, "cdist", torch.cdist, "cdist" in vars(torch))]
         for owner, name, original, _ in more:
             setattr(owner, name, _replaced(name, original))
+        padding = (functional, "pad", functional.pad, "pad" in vars(functional))
+        functional.pad = _padding(functional.pad)
+        more.append(padding)
         self.saved += more
         return self
 

@@ -1062,6 +1062,26 @@ class ProbeFixesTest(unittest.TestCase):
                           (torch.randn(2, 1, 3), torch.randn(2, 4, 5), torch.randn(2, 5, 3),
                            1.0))
 
+    def test_circular_padding(self):
+        """F.pad(mode="circular") and a convolution's padding_mode="circular" (PyTorch 1.13
+        writes slices of a torch.empty; refused): negative pads crop first, as PyTorch does,
+        a symbolic length wraps at every size, and a pad that wraps twice is PyTorch's error."""
+        for shape, pad in (((2, 3, 5, 6), (1, 2, 2, 1)), ((2, 3, 7), (-1, 2)),
+                           ((2, 3, 7), (2, -1)), ((1, 2, 3, 4, 5), (1, 1, 0, 2, 3, 0))):
+            x = torch.randn(shape)
+            pkg = fuserc.compile(lambda x: F.pad(x, pad, mode="circular") * 2, (x,),
+                                 arch=["sm_80"])
+            self.assertTrue(torch.equal(pkg(x), F.pad(x, pad, mode="circular") * 2),
+                            f"{shape} {pad}")
+        conv = torch.nn.Conv1d(3, 4, 3, padding=2, padding_mode="circular")
+        pkg = fuserc.compile(conv, (torch.randn(2, 3, 5),), dynamic={"input": {2: "W"}},
+                             arch=["sm_80"])
+        for w in (5, 2, 11):
+            x = torch.randn(2, 3, w)
+            torch.testing.assert_close(pkg(x), conv(x), msg=f"W={w}")
+        with self.assertRaisesRegex(fuserc.ExportError, "wrapping around more than once"):
+            fuserc.export(lambda x: F.pad(x, (6, 0), mode="circular"), (torch.randn(1, 1, 5),))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
