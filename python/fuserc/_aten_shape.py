@@ -8,7 +8,7 @@ from ._dtypes import HALF as _HALF
 from ._graph import Value
 from ._symbolic import (MAX_MULTIPLE, Extent, ceildiv, mod, product, provably_nonnegative,
                         quotient)
-from ._trace import MASK_INDEXING
+from ._trace import MASK_INDEXING, ExportError
 
 _F32 = torch.float32
 
@@ -536,6 +536,8 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         dim = given[0]
         idx = _wrap_negative(ctx, indices[dim], x.shape[dim])
         return ctx.result(_index_select(ctx, x, dim, idx, ctx.out_shape()))
+    if name in ("diagonal", "diagonal_copy"):
+        return _diagonal(ctx)
     if name == "flip":
         return ctx.result(_flip(ctx, ctx.tensor(0), ctx.const(1, "dims")).name)
     if name == "as_strided":
@@ -665,6 +667,49 @@ def _flip(ctx, x, dims):
         idx = ctx.tmp("add", [down, last], torch.int64, [n])
         x = ctx.tmp("index_select", [x, idx], x.dtype, x.shape, dim=d)
     return x
+
+
+def _diagonal(ctx):
+    """x.diagonal(offset, dim1, dim2), read as a view: dim1 and dim2 moved last and flattened
+    to one dim of N*M, then a slice from the diagonal's first element with a step of M + 1 (an
+    extent expression where M is symbolic). The length is the traced result's (min(N, M -
+    offset) where the traces tell which is less). No place is recorded, so a write into it
+    stays refused."""
+    x = ctx.tensor(0)
+    offset = ctx.const(1, "offset", 0)
+    d1, d2 = ctx.const(2, "dim1", 0) % x.rank, ctx.const(3, "dim2", 1) % x.rank
+    n, m = x.shape[d1], x.shape[d2]
+    # Its length is min(a, b); the traces give one of them, which must be the lesser at every
+    # binding (a fitted N where M may be less would read past the matrix).
+    a, b = (n, m - offset) if offset >= 0 else (n + offset, m)
+    ctx.learn(a, b)
+    try:
+        out = ctx.out_shape()
+        other = b if out[-1] == a else a if out[-1] == b else None
+    except ExportError:  # the lesser changes between the traces
+        other = None
+    least = None if other is None else _least(other - out[-1], ctx.conv.g.symbols)
+    if other is None or not (provably_nonnegative(other - out[-1]) or
+                             (least is not None and least >= 0)):
+        ctx.fail(f"a diagonal of length min({a.text()}, {b.text()}), which a fuserc graph "
+                 "cannot state where either may be the lesser (give both dims one symbol, or "
+                 "ranges that order them)")
+    ctx.conv.at_least(out[-1], 1)  # an empty diagonal (offset past the matrix) is refused
+    rest = [d for d in range(x.rank) if d not in (d1, d2)]
+    order = rest + [d1, d2]
+    if order != list(range(x.rank)):
+        x = ctx.tmp("permute", [x], x.dtype, [x.shape[d] for d in order], dims=order)
+    flat_shape = x.shape[:len(rest)] + [n * m]
+    flat = ctx.tmp("reshape", [x], x.dtype, flat_shape, shape=_reshape_shape(ctx, flat_shape))
+    start = Extent(offset) if offset >= 0 else m * (-offset)
+    step = m + 1
+    end = start + step * (out[-1] - 1) + 1
+    starts, ends, steps = [0] * len(flat_shape), _json_shape(ctx, flat_shape, "a diagonal"), \
+        [1] * len(flat_shape)
+    starts[-1], ends[-1] = _bound(ctx, start, flat_shape[-1]), _bound(ctx, end, flat_shape[-1])
+    steps[-1] = _json_shape(ctx, [step], "a diagonal's step")[0]
+    return Value(ctx.g.emit("slice", [flat], ctx.base(), starts=starts, ends=ends, steps=steps),
+                 x.dtype, out, view=True)
 
 
 def _reshaped_back(ctx, parent, value):

@@ -3,7 +3,7 @@ decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops
 (F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
 smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
 grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
-nansum, aminmax, fmin / fmax, dist and linspace,
+nansum, aminmax, fmin / fmax, dist and linspace, trace, diag, diag_embed and rot90,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -413,6 +413,57 @@ def rrelu_with_noise(x, noise, lower=0.125, upper=1.0 / 3.0, training=False, gen
     return torch.where(x >= 0, x, x * ((lower + upper) / 2))
 
 
+def trace(x):
+    """torch.trace: the sum of the main diagonal (the converter reads diagonal as a view)."""
+    return x.diagonal().sum()
+
+
+def _embedded(v, offset):
+    """[..., n] to [..., n + |offset|, n + |offset|]: v on the diagonal `offset`, 0 elsewhere
+    (an iota comparison, so a symbolic n stays one)."""
+    k = abs(offset)
+    if k:
+        v = torch.nn.functional.pad(v, (0, k))
+    m = v.shape[-1]
+    rows = torch.arange(m, device=v.device).unsqueeze(-1)
+    cols = torch.arange(m, device=v.device)
+    on = cols - rows == offset
+    # Row i holds v[i] above the main diagonal, column j holds v[j] below it.
+    src = v.unsqueeze(-1) if offset >= 0 else v.unsqueeze(-2)
+    return torch.where(on, src, torch.zeros((), dtype=v.dtype, device=v.device))
+
+
+def diag(x, diagonal=0):
+    """torch.diag: a vector to a matrix with it on a diagonal, a matrix to its diagonal."""
+    if x.dim() == 1:
+        return _embedded(x, diagonal)
+    return x.diagonal(diagonal).clone()
+
+
+def diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    """torch.diag_embed: each last-dim vector on a diagonal of a new matrix at dims dim1, dim2
+    of the result."""
+    out = _embedded(x, offset)
+    rank = out.dim()
+    d1, d2 = dim1 % rank, dim2 % rank
+    if (d1, d2) == (rank - 2, rank - 1):
+        return out
+    return torch.movedim(out, (-2, -1), (d1, d2))
+
+
+def rot90(x, k=1, dims=(0, 1)):
+    """torch.rot90 as flips and a transpose, as PyTorch computes it."""
+    d0, d1 = dims
+    k %= 4
+    if k == 1:
+        return x.flip(d1).transpose(d0, d1).clone()
+    if k == 2:
+        return x.flip((d0, d1))
+    if k == 3:
+        return x.flip(d0).transpose(d0, d1).clone()
+    return x.clone()
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -442,7 +493,9 @@ def table():
     out[aten.logsumexp.default] = logsumexp
     out[aten.mish.default] = mish
     for op, fn in (("_trilinear", trilinear), ("channel_shuffle", channel_shuffle),
-                   ("addr", addr), ("rrelu_with_noise", rrelu_with_noise)):
+                   ("addr", addr), ("rrelu_with_noise", rrelu_with_noise),
+                   ("trace", trace), ("diag", diag), ("diag_embed", diag_embed),
+                   ("rot90", rot90)):
         packet = getattr(aten, op, None)
         if packet is not None and hasattr(packet, "default"):
             out[packet.default] = fn

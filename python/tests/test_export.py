@@ -1082,6 +1082,39 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, "wrapping around more than once"):
             fuserc.export(lambda x: F.pad(x, (6, 0), mode="circular"), (torch.randn(1, 1, 5),))
 
+    def test_diagonal_trace_diag_and_rot90(self):
+        """x.diagonal() is a view (a flattened slice with a step of M + 1, an extent expression
+        where M is symbolic); trace, diag, diag_embed and rot90 decompose to it, iotas and
+        flips (each was refused). A diagonal whose length is min(N, M) of two symbols either
+        of which may be the lesser, and a write into a diagonal, are refused in words."""
+        x, v, b = torch.randn(4, 5), torch.randn(4), torch.randn(2, 3, 4)
+        for f, a in ((lambda x: torch.diagonal(x, 1) * 2, x), (lambda x: x.diagonal(-2), x),
+                     (lambda b: torch.diagonal(b, 1, 2, 0) + 1, b), (torch.trace, x),
+                     (lambda x: torch.trace(x.int()), x), (lambda x: torch.diag(x, -1), x),
+                     (lambda v: torch.diag(v, 2), v), (lambda v: torch.diag(v, -1), v),
+                     (lambda b: torch.diag_embed(b, -2, 2, 0), b),
+                     (lambda b: torch.rot90(b, 1, (1, 2)), b),
+                     (lambda b: torch.rot90(b, -1, (2, 0)), b)):
+            pkg = fuserc.compile(f, (a,), arch=["sm_80"])
+            got, want = pkg(a), f(a)
+            self.assertEqual(got.dtype, want.dtype)
+            self.assertTrue(torch.equal(got, want), getattr(f, "__name__", "") + str(want))
+        square = fuserc.compile(lambda x: x.diagonal(2) * 2, (torch.randn(6, 6),),
+                                dynamic={"x": {0: "N", 1: "N"}}, arch=["sm_80"])
+        for n in (6, 3, 9):
+            x = torch.randn(n, n)
+            self.assertTrue(torch.equal(square(x), x.diagonal(2) * 2), f"N={n}")
+        with self.assertRaisesRegex(fuserc.ExportError, r"a diagonal of length min\(N, M\)"):
+            fuserc.export(lambda x: x.diagonal(), (torch.randn(6, 7),),
+                          dynamic={"x": {0: "N", 1: "M"}})
+
+        def zero_diagonal(x):
+            x = x.clone()
+            x.diagonal().fill_(0)
+            return x
+        with self.assertRaisesRegex(fuserc.ExportError, "updates a view of another tensor"):
+            fuserc.export(zero_diagonal, (x,))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
