@@ -4,6 +4,7 @@ decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops
 smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
 grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
 nansum, aminmax, fmin / fmax, dist and linspace, trace, diag, diag_embed and rot90,
+bucketize and searchsorted,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -464,6 +465,39 @@ def rot90(x, k=1, dims=(0, 1)):
     return x.clone()
 
 
+def _sorted_position(seq, values, right, out_int32):
+    """The index of each value in sorted seq (last dim), as PyTorch's binary search gives it:
+    the count of elements e with !(e >= v) (or !(e > v) to the right), so that a NaN value
+    lands past the end. The same as the search wherever seq has no NaN."""
+    if seq.dim() == 1:
+        seq = seq.expand(values.shape + seq.shape)
+    else:
+        seq = seq.unsqueeze(-2)
+    v = values.unsqueeze(-1)
+    before = ~(seq > v) if right else ~(seq >= v)
+    out = before.sum(-1)
+    return out.to(torch.int32) if out_int32 else out
+
+
+def bucketize(x, boundaries, *, out_int32=False, right=False):
+    """torch.bucketize as a comparison with every boundary and a count (a reduction over the
+    boundaries, fused)."""
+    if not isinstance(x, torch.Tensor):
+        x = boundaries.new_full((), x)
+    return _sorted_position(boundaries, x, right, out_int32)
+
+
+def searchsorted(seq, values, *, out_int32=False, right=False, side=None, sorter=None):
+    """torch.searchsorted as bucketize above, per row of an N-d sorted sequence; a `sorter`
+    permutation is refused (by PyTorch's own op)."""
+    if sorter is not None:  # reported by the tracer with the user's line
+        raise RuntimeError("torch.searchsorted with a sorter is not expressed (sort the "
+                           "sequence first)")
+    if not isinstance(values, torch.Tensor):
+        values = seq.new_full((), values)
+    return _sorted_position(seq, values, right or side == "right", out_int32)
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -490,6 +524,11 @@ def table():
     if hasattr(aten, "aminmax"):
         out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
+    for packet, fn in ((aten.bucketize, bucketize), (aten.searchsorted, searchsorted)):
+        for overload in ("Tensor", "Scalar"):
+            op = getattr(packet, overload, None)
+            if op is not None:
+                out[op] = fn
     out[aten.logsumexp.default] = logsumexp
     out[aten.mish.default] = mish
     for op, fn in (("_trilinear", trilinear), ("channel_shuffle", channel_shuffle),

@@ -1115,6 +1115,32 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, "updates a view of another tensor"):
             fuserc.export(zero_diagonal, (x,))
 
+    def test_bucketize_and_searchsorted(self):
+        """torch.bucketize and torch.searchsorted (both sides, int32 results, an N-d sorted
+        sequence, a scalar value, boundaries closed over as a constant, NaN and inf values)
+        are comparisons and a count (each was refused); a sorter is refused with the line."""
+        b = torch.tensor([1.0, 2.0, 2.0, 3.0])
+        x = torch.tensor([[0.0, 1.0, 2.0, 2.5], [3.0, 4.0, math.nan, math.inf]])
+        for f, args in ((lambda x, b: torch.bucketize(x, b), (x, b)),
+                        (lambda x, b: torch.bucketize(x, b, right=True, out_int32=True), (x, b)),
+                        (lambda x, b: torch.searchsorted(b, x, side="right"), (x, b)),
+                        (lambda s, v: torch.searchsorted(s, v),
+                         (torch.randn(3, 7).sort(-1).values, torch.randn(3, 5))),
+                        (lambda b: torch.searchsorted(b, 2.0), (b,))):
+            pkg = fuserc.compile(f, args, arch=["sm_80"])
+            got, want = pkg(*args), f(*args)
+            self.assertEqual(got.dtype, want.dtype)
+            self.assertTrue(torch.equal(got, want), str(want))
+        edges = torch.linspace(-2, 2, 9)
+        pkg = fuserc.compile(lambda x: torch.bucketize(x, edges), (torch.randn(4, 6),),
+                             dynamic={"x": {0: "B"}}, arch=["sm_80"])
+        for n in (4, 1, 13):
+            x = torch.randn(n, 6)
+            self.assertTrue(torch.equal(pkg(x), torch.bucketize(x, edges)), f"B={n}")
+        with self.assertRaisesRegex(fuserc.ExportError, "with a sorter"):
+            fuserc.export(lambda s, v, o: torch.searchsorted(s, v, sorter=o),
+                          (b, x, torch.arange(4)))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
