@@ -4,7 +4,8 @@ decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops
 smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
 grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
 nansum, aminmax, fmin / fmax, dist and linspace, trace, diag, diag_embed and rot90,
-bucketize and searchsorted,
+bucketize and searchsorted, logaddexp(2), hypot, heaviside, count_nonzero, cross, kthvalue,
+median and nanmedian (from a sort), histc, block_diag, and the multi-class margin losses,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -498,6 +499,154 @@ def searchsorted(seq, values, *, out_int32=False, right=False, side=None, sorter
     return _sorted_position(seq, values, right or side == "right", out_int32)
 
 
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) as PyTorch computes it: the larger plus log1p(exp(-|a - b|)), and
+    a itself where both are the same infinity."""
+    r = torch.maximum(a, b) + torch.log1p(torch.exp(-(a - b).abs()))
+    return torch.where(torch.isinf(a) & (a == b), a, r)
+
+
+def logaddexp2(a, b):
+    r = torch.maximum(a, b) + torch.log1p(torch.exp2(-(a - b).abs())) * (1 / math.log(2))
+    return torch.where(torch.isinf(a) & (a == b), a, r)
+
+
+def hypot(a, b):
+    """sqrt(a^2 + b^2) without overflow: in f64 for narrower floats (one rounding at the end),
+    scaled by the larger magnitude for f64."""
+    dtype = torch.result_type(a, b)
+    if dtype != torch.float64:
+        a, b = a.to(torch.float64), b.to(torch.float64)
+        return torch.sqrt(a * a + b * b).to(dtype)
+    a, b = a.abs(), b.abs()
+    big, small = torch.maximum(a, b), torch.minimum(a, b)
+    q = torch.where(big > 0, small / big, torch.zeros_like(big))
+    r = big * torch.sqrt(1 + q * q)
+    return torch.where(torch.isinf(a) | torch.isinf(b), torch.full_like(r, math.inf), r)
+
+
+def heaviside(x, values):
+    """0 where x < 0 (or NaN), `values` where x == 0, 1 where x > 0."""
+    dtype = torch.result_type(x, values)
+    return torch.where(x == 0, values.to(dtype), (x > 0).to(dtype))
+
+
+def count_nonzero(x, dim=None):
+    return (x != 0).sum(dim) if dim is not None else (x != 0).sum()
+
+
+def linalg_cross(a, b, dim=-1):
+    """The cross product along a dim of 3: a[i+1] b[i+2] - a[i+2] b[i+1], by rolls."""
+    a, b = torch.broadcast_tensors(a, b)
+    return a.roll(-1, dim) * b.roll(-2, dim) - a.roll(-2, dim) * b.roll(-1, dim)
+
+
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """The k-th smallest along dim (NaN largest) and its index, from a sort."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    values, indices = torch.sort(x, dim)
+    v, i = values.select(dim, k - 1), indices.select(dim, k - 1)
+    return (v.unsqueeze(dim), i.unsqueeze(dim)) if keepdim else (v, i)
+
+
+def _median(x, dim, keepdim, ignore_nan):
+    """The lower median along dim from a sort (NaN sorted last): NaN where the row holds one
+    (median), or the lower median of the other elements (nanmedian; NaN where all are)."""
+    values, indices = torch.sort(x, dim)
+    nan = torch.isnan(values)
+    n = x.shape[dim]
+    if ignore_nan:
+        count = n - nan.sum(dim, keepdim=True)
+        at = torch.clamp((count - 1) // 2, min=0)
+    else:
+        at = torch.where(nan.any(dim, keepdim=True), n - nan.sum(dim, keepdim=True),
+                         torch.full_like(nan.sum(dim, keepdim=True), (n - 1) // 2))
+    v, i = values.gather(dim, at), indices.gather(dim, at)
+    return (v, i) if keepdim else (v.squeeze(dim), i.squeeze(dim))
+
+
+def median(x, dim=None, keepdim=False):
+    if dim is None:
+        return _median(x.reshape(-1), 0, False, False)[0]
+    return _median(x, dim, keepdim, False)
+
+
+def nanmedian(x, dim=None, keepdim=False):
+    if dim is None:
+        return _median(x.reshape(-1), 0, False, True)[0]
+    return _median(x, dim, keepdim, True)
+
+
+def histc(x, bins=100, min=0, max=0):
+    """torch.histc: counts of x in `bins` equal bins over [min, max] (the data's range where
+    min == max, widened by 1 each way where that is one value), as the data's dtype."""
+    flat = x.reshape(-1)
+    lo = torch.full((), float(min), dtype=x.dtype, device=x.device)
+    hi = torch.full((), float(max), dtype=x.dtype, device=x.device)
+    if min == max:
+        lo, hi = flat.amin(), flat.amax()
+        same = lo == hi
+        lo, hi = torch.where(same, lo - 1, lo), torch.where(same, hi + 1, hi)
+    inside = (flat >= lo) & (flat <= hi)
+    pos = ((flat - lo) * bins / (hi - lo)).to(torch.int64)
+    pos = torch.where(pos == bins, pos - 1, pos)
+    hit = (pos.unsqueeze(-1) == torch.arange(bins, device=x.device)) & inside.unsqueeze(-1)
+    return hit.sum(0).to(x.dtype)
+
+
+def block_diag(tensors):
+    """Each tensor (a matrix, a row for 0-d and 1-d) padded to the total width at its place,
+    then stacked: the cat of the padded rows."""
+    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    dtype = mats[0].dtype
+    for t in mats[1:]:
+        dtype = torch.promote_types(dtype, t.dtype)
+    width = sum(t.shape[1] for t in mats)
+    rows, at = [], 0
+    for t in mats:
+        rows.append(torch.nn.functional.pad(t.to(dtype), (at, width - at - t.shape[1])))
+        at += t.shape[1]
+    return torch.cat(rows, 0)
+
+
+def _reduced(loss, reduction):
+    return loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss
+
+
+def multi_margin_loss(x, target, p=1, margin=1, weight=None, reduction=1):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C per row."""
+    rows = x if x.dim() == 2 else x.reshape(1, -1)
+    t = target.reshape(-1, 1)
+    picked = rows.gather(1, t)
+    z = torch.clamp(margin - picked + rows, min=0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight[target.reshape(-1)].unsqueeze(1)
+    others = torch.arange(rows.shape[1], device=x.device) != t
+    loss = torch.where(others, z, torch.zeros_like(z)).sum(1) / rows.shape[1]
+    loss = loss if x.dim() == 2 else loss.reshape(())
+    return _reduced(loss, reduction)
+
+
+def multilabel_margin_loss_forward(x, target, reduction=1):
+    """The targets of a row are its entries before the first -1; the loss sums max(0, 1 -
+    (x[j] - x[k])) over target j and non-target k, over C. Returns (loss, is_target)."""
+    rows = x if x.dim() == 2 else x.reshape(1, -1)
+    t = target.reshape(rows.shape)
+    valid = torch.cumprod((t >= 0).to(torch.int64), 1) > 0
+    safe = torch.where(valid, t, torch.zeros_like(t))
+    classes = torch.arange(rows.shape[1], device=x.device)
+    is_target = ((safe.unsqueeze(2) == classes) & valid.unsqueeze(2)).any(1)
+    picked = rows.gather(1, safe)
+    z = torch.clamp(1 - picked.unsqueeze(2) + rows.unsqueeze(1), min=0)
+    keep = valid.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = torch.where(keep, z, torch.zeros_like(z)).sum((1, 2)) / rows.shape[1]
+    loss = loss if x.dim() == 2 else loss.reshape(())
+    return _reduced(loss, reduction), is_target.to(x.dtype).reshape(x.shape)
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -524,6 +673,20 @@ def table():
     if hasattr(aten, "aminmax"):
         out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
+    for op, fn in (("logaddexp", logaddexp), ("logaddexp2", logaddexp2), ("hypot", hypot),
+                   ("heaviside", heaviside), ("linalg_cross", linalg_cross),
+                   ("kthvalue", kthvalue), ("histc", histc), ("block_diag", block_diag),
+                   ("multi_margin_loss", multi_margin_loss),
+                   ("multilabel_margin_loss_forward", multilabel_margin_loss_forward)):
+        packet = getattr(aten, op, None)
+        if packet is not None and hasattr(packet, "default"):
+            out[packet.default] = fn
+    for op, fn in (("count_nonzero", count_nonzero), ("median", median),
+                   ("nanmedian", nanmedian)):
+        packet = getattr(aten, op)
+        for overload in ("default", "dim", "dim_IntList"):
+            if hasattr(packet, overload):
+                out[getattr(packet, overload)] = fn
     for packet, fn in ((aten.bucketize, bucketize), (aten.searchsorted, searchsorted)):
         for overload in ("Tensor", "Scalar"):
             op = getattr(packet, overload, None)

@@ -1141,6 +1141,39 @@ class ProbeFixesTest(unittest.TestCase):
             fuserc.export(lambda s, v, o: torch.searchsorted(s, v, sorter=o),
                           (b, x, torch.arange(4)))
 
+    def test_math_selection_and_margin_ops_that_decompose(self):
+        """Ops that were refused, now decomposed (fuserc's _decomp): logaddexp with
+        infinities, hypot past f32's square range, heaviside, count_nonzero, cross, kthvalue,
+        median with a NaN row, nanmedian, histc over the data's range, block_diag of mixed
+        dtypes, the multi-class margin losses."""
+        torch.manual_seed(0)
+        x, t = torch.randn(4, 6), torch.randint(6, (4,))
+        inf = x.clone()
+        inf[0, 1], inf[0, 2] = math.inf, -math.inf
+        nan = x.clone()
+        nan[1, 2] = math.nan
+        labels = torch.tensor([[3, 0, -1, 1, 0, 0], [0, 1, 2, 3, 4, 5], [-1, 2, 0, 0, 0, 0],
+                               [5, -1, 0, 0, 0, 0]])
+        for f, args in ((torch.logaddexp, (inf, inf.flip(0))), (torch.hypot, (inf * 1e20, x)),
+                        (torch.heaviside, (torch.tensor([-1.0, 0, 2, math.nan]),
+                                           torch.full((4,), 0.5))),
+                        (lambda a: torch.count_nonzero(a, 1), ((x > 0).float(),)),
+                        (lambda a, b: torch.cross(a, b, dim=1),
+                         (torch.randn(4, 3), torch.randn(4, 3))),
+                        (lambda a: torch.kthvalue(a, 2, 1), (x,)),
+                        (lambda a: torch.median(a, 1), (nan,)),
+                        (lambda a: torch.nanmedian(a, 1), (nan,)),
+                        (lambda a: torch.histc(a, 5), (x,)),
+                        (lambda a, b: torch.block_diag(a, b), (x, torch.ones(2, 3).int())),
+                        (lambda a, t, w: F.multi_margin_loss(a, t, p=2, weight=w), (x, t, x[0])),
+                        (F.multilabel_margin_loss, (x, labels))):
+            pkg = fuserc.compile(f, args, arch=["sm_80"])
+            got, want = pkg(*args), f(*args)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                self.assertEqual(g.dtype, w.dtype)
+                torch.testing.assert_close(g, w, equal_nan=True, msg=str(w))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
