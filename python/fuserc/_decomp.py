@@ -10,6 +10,7 @@ and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-depe
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
 of fuserc."""
+import inspect
 import math
 
 import torch
@@ -139,6 +140,70 @@ def circular_pad(x, pad):
     return x
 
 
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """F.embedding_bag (nn.EmbeddingBag) as an embedding and a reduction per bag: over the
+    bag dim where the input is [B, L] (fixed bags), or for 1-d indices with `offsets`, a
+    one-hot of each index's bag (bag b holds positions offsets[b] <= j < offsets[b + 1])
+    times the rows, a product (sum, mean) or a masked amax (max). Entries at padding_idx are
+    left out and not counted; an empty bag is 0. None where PyTorch would refuse, or with
+    max_norm (which renormalizes the weight in place), so that PyTorch's own call decides."""
+    if max_norm is not None or mode not in ("sum", "mean", "max") or weight.dim() != 2 or \
+            (per_sample_weights is not None and mode != "sum"):
+        return None
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    if input.dim() == 2 and offsets is None:
+        rows = torch.nn.functional.embedding(input, weight)  # [B, L, D]
+        keep = None if padding_idx is None else input != padding_idx
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights.unsqueeze(-1).to(rows.dtype)
+        zero = torch.zeros((), dtype=rows.dtype, device=rows.device)
+        if mode == "max":
+            filler = torch.full((), -math.inf, dtype=rows.dtype, device=rows.device)
+            picked = rows if keep is None else torch.where(keep.unsqueeze(-1), rows, filler)
+            out = picked.amax(1)
+            return out if keep is None else torch.where(keep.any(1, keepdim=True), out, zero)
+        total = (rows if keep is None else torch.where(keep.unsqueeze(-1), rows, zero)).sum(1)
+        if mode == "sum":
+            return total
+        count = input.shape[1] if keep is None else keep.sum(1, keepdim=True).clamp(min=1)
+        return total / count
+    if input.dim() != 1 or offsets is None or offsets.dim() != 1:
+        return None
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    starts = offsets[:bags] if include_last_offset else offsets
+    at = torch.arange(input.shape[0], device=input.device)
+    bag = (starts.unsqueeze(0) <= at.unsqueeze(1)).sum(1) - 1  # [n]
+    member = bag.unsqueeze(0) == torch.arange(bags, device=input.device).unsqueeze(1)  # [B, n]
+    if padding_idx is not None:
+        member = member & (input != padding_idx).unsqueeze(0)
+    rows = torch.nn.functional.embedding(input, weight)  # [n, D]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(-1).to(rows.dtype)
+    if mode == "max":
+        filler = torch.full((), -math.inf, dtype=rows.dtype, device=rows.device)
+        out = torch.where(member.unsqueeze(-1), rows.unsqueeze(0), filler).amax(1)
+        return torch.where(member.any(1, keepdim=True), out,
+                           torch.zeros((), dtype=rows.dtype, device=rows.device))
+    total = torch.matmul(member.to(rows.dtype), rows)
+    if mode == "sum":
+        return total
+    return total / member.sum(1, keepdim=True).clamp(min=1).to(rows.dtype)
+
+
+def _embedding_bag(original):
+    def call(*args, **kwargs):
+        try:
+            bound = inspect.signature(embedding_bag).bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)
+        out = embedding_bag(*bound.args, **bound.kwargs)
+        return original(*args, **kwargs) if out is None else out
+    return call
+
+
 def _padding(original):
     def call(*args, **kwargs):
         mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
@@ -155,7 +220,8 @@ def _padding(original):
 class PythonOps:
     """While tracing: torch.repeat_interleave and Tensor.repeat_interleave with an int count
     are `repeat_interleave` above; F.one_hot with num_classes given and torch.cdist are
-    `one_hot` and `cdist` above; F.pad in circular mode is `circular_pad`. (An entry of
+    `one_hot` and `cdist` above; F.pad in circular mode is `circular_pad`, F.embedding_bag
+    `embedding_bag`. (An entry of
     make_fx's decomposition table would not be used: the op is CompositeImplicitAutograd,
     which PyTorch 1.13 decomposes in C++ before the tracer sees it, into the data-dependent
     repeat_interleave.Tensor.) Any other call is
@@ -173,9 +239,9 @@ class PythonOps:
                 (torch, "cdist", torch.cdist, "cdist" in vars(torch))]
         for owner, name, original, _ in more:
             setattr(owner, name, _replaced(name, original))
-        padding = (functional, "pad", functional.pad, "pad" in vars(functional))
-        functional.pad = _padding(functional.pad)
-        more.append(padding)
+        for name, wrap in (("pad", _padding), ("embedding_bag", _embedding_bag)):
+            more.append((functional, name, getattr(functional, name), name in vars(functional)))
+            setattr(functional, name, wrap(getattr(functional, name)))
         self.saved += more
         return self
 

@@ -1174,6 +1174,34 @@ class ProbeFixesTest(unittest.TestCase):
                 self.assertEqual(g.dtype, w.dtype)
                 torch.testing.assert_close(g, w, equal_nan=True, msg=str(w))
 
+    def test_embedding_bag(self):
+        """F.embedding_bag and nn.EmbeddingBag (each was refused): fixed [B, L] bags with
+        padding_idx left out (max, mean) and per-sample weights; 1-d indices with offsets
+        (empty bags are 0, include_last_offset), sized by symbols at every call."""
+        torch.manual_seed(0)
+        w = torch.randn(10, 3)
+        fixed = torch.tensor([[1, 2, 0], [0, 0, 0], [4, 5, 6]])
+        flat, offsets = torch.tensor([1, 2, 3, 4, 0, 7]), torch.tensor([0, 2, 2, 5])
+        for f, args in ((lambda i, w: F.embedding_bag(i, w, mode="max", padding_idx=0),
+                         (fixed, w)),
+                        (lambda i, w, p: F.embedding_bag(i, w, mode="sum", per_sample_weights=p),
+                         (fixed, w, torch.rand(3, 3))),
+                        (lambda i, o, w: F.embedding_bag(i, w, o, padding_idx=0),
+                         (flat, offsets, w)),
+                        (lambda i, o, w: F.embedding_bag(i, w, o, mode="max"), (flat, offsets, w)),
+                        (lambda i, o, w: F.embedding_bag(i, w, o, mode="sum",
+                                                         include_last_offset=True),
+                         (flat, torch.tensor([0, 2, 2, 5, 6]), w))):
+            pkg = fuserc.compile(f, args, arch=["sm_80"])
+            torch.testing.assert_close(pkg(*args), f(*args))
+        bag = torch.nn.EmbeddingBag(20, 4, mode="sum")
+        pkg = fuserc.compile(bag, (flat, offsets), dynamic={"input": {0: "N"}, "offsets": {0: "B"}},
+                             arch=["sm_80"])
+        for n, b in ((6, 4), (9, 2), (3, 3)):
+            i, o = torch.randint(20, (n,)), torch.sort(torch.randint(n, (b,))).values
+            o[0] = 0
+            torch.testing.assert_close(pkg(i, o), bag(i, o), msg=f"N={n} B={b}")
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
