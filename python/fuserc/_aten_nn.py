@@ -3,7 +3,8 @@ networks, written with the contract's elementwise ops, slices and reductions: ba
 running statistics (native_batch_norm with training=False, _native_batch_norm_legit_no_training)
 as (x - mean) * rsqrt(var + eps) * weight + bias, and in training with the batch's statistics
 (var_mean), its running statistics written in place (Context.update), max
-pooling as a `pad` with -inf and one strided `slice` per kernel position combined by `maximum`,
+pooling as a `pad` with -inf and one strided `slice` per kernel position combined by `maximum`
+(its indices, where used, by PyTorch's loop over the same positions),
 average pooling as the same windows summed and divided by their counts, and adaptive average
 (max) pooling as a `mean` (`amax`) over windows of one size, or over PyTorch's windows of
 differing lengths as a masked reduction. convert(ctx, name, overload) returns None for other
@@ -246,12 +247,70 @@ def _max_pool(ctx, name):
     for window in slices[1:]:
         best = ctx.tmp("maximum", [best, window], x.dtype, out_shape)
     values = best
-    indices = _convert.Unsupported(ctx.conv.describe(
-        ctx.node, "cannot express the indices of max pooling (return_indices=True) in a "
-                  "fuserc graph"))
     if name.endswith("_with_indices"):
+        def indices(c):
+            return c.result(_pool_indices(ctx, x, n, kernel, stride, padding, dilation,
+                                          slices, out_shape).name)
         return _convert.Multi([lambda c: c.result(values.name), indices])
     return ctx.result(values.name)
+
+
+def _pool_indices(ctx, x, n, kernel, stride, padding, dilation, slices, out_shape):
+    """max_pool*_with_indices' indices, as PyTorch's loop finds them: over the window's
+    positions inside the input (the last dim fastest), the first, then each whose value is
+    greater than the best so far or NaN; the index is flat over the spatial dims. A position's
+    coordinate along a spatial dim is an iota over the pooled extent, times the stride, plus
+    its offset in the kernel less the padding."""
+    i64 = torch.int64
+    spatial = list(range(x.rank - n, x.rank))
+    inside, flat = [], []  # per spatial dim, per kernel offset
+    for k, d in enumerate(spatial):
+        size = x.shape[d]
+        limit = size.constant if size.is_constant else ctx.conv.size_value(ctx, size)
+        inner = Extent(1)
+        for e in spatial[k + 1:]:
+            inner = inner * x.shape[e]
+        scale = inner.constant if inner.is_constant else ctx.conv.size_value(ctx, inner)
+        pos = _position(ctx, out_shape[d], d, x.rank)
+        shape = pos.shape
+        ok, at = [], []
+        for o in range(kernel[k]):
+            c = ctx.tmp("mul", [pos, stride[k]], i64, shape)
+            c = ctx.tmp("add", [c, o * dilation[k] - padding[k]], i64, shape)
+            low = ctx.tmp("ge", [c, 0], torch.bool, shape)
+            high = ctx.tmp("lt", [c, limit], torch.bool, shape)
+            ok.append(ctx.tmp("logical_and", [low, high], torch.bool, shape))
+            at.append(ctx.tmp("mul", [c, scale], i64, shape) if scale != 1 else c)
+        inside.append(ok)
+        flat.append(at)
+    best = idx = found = None
+    for t, offsets in enumerate(itertools.product(*[range(k) for k in kernel])):
+        here, valid = flat[0][offsets[0]], inside[0][offsets[0]]
+        for k in range(1, n):
+            shape = _broadcast(here.shape, flat[k][offsets[k]].shape)
+            here = ctx.tmp("add", [here, flat[k][offsets[k]]], i64, shape)
+            valid = ctx.tmp("logical_and", [valid, inside[k][offsets[k]]], torch.bool, shape)
+        v = slices[t]
+        if best is None:
+            best = ctx.tmp("where", [valid, v, float("-inf")], x.dtype, out_shape)
+            idx = ctx.tmp("where", [valid, here, 0], i64, out_shape)
+            found = valid
+            continue
+        nan = ctx.tmp("isnan", [v], torch.bool, out_shape)
+        greater = ctx.tmp("gt", [v, best], torch.bool, out_shape)
+        take = ctx.tmp("logical_and", [valid, ctx.tmp("logical_or", [greater, nan], torch.bool,
+                                                      out_shape)], torch.bool, out_shape)
+        first = ctx.tmp("logical_and", [valid, ctx.tmp("logical_not", [found], torch.bool,
+                                                       found.shape)], torch.bool, out_shape)
+        best = ctx.tmp("where", [take, v, best], x.dtype, out_shape)
+        idx = ctx.tmp("where", [ctx.tmp("logical_or", [take, first], torch.bool, out_shape),
+                                here, idx], i64, out_shape)
+        found = ctx.tmp("logical_or", [found, valid], torch.bool, out_shape)
+    return idx
+
+
+def _broadcast(a, b):
+    return [y if x == Extent(1) else x for x, y in zip(a, b)]
 
 
 def _avg_pool(ctx, name):

@@ -5,7 +5,8 @@ smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
 grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
 nansum, aminmax, fmin / fmax, dist and linspace, trace, diag, diag_embed and rot90,
 bucketize and searchsorted, logaddexp(2), hypot, heaviside, count_nonzero, cross, kthvalue,
-median and nanmedian (from a sort), histc, block_diag, and the multi-class margin losses,
+median and nanmedian (from a sort), histc, block_diag, the multi-class margin losses and
+max unpooling,
 and of x.repeat_interleave(int), which PyTorch 1.13 computes through a data-dependent op;
 and torch.full's dtype from its fill value, which 1.13's fake tensors get wrong.
 _trace.py hands them to make_fx with PyTorch's decompositions of other ops. Imports nothing
@@ -713,6 +714,19 @@ def multilabel_margin_loss_forward(x, target, reduction=1):
     return _reduced(loss, reduction), is_target.to(x.dtype).reshape(x.shape)
 
 
+def max_unpool(x, indices, output_size, stride=None, padding=None):
+    """max_unpool1d/2d/3d: zeros of output_size with x's values scattered to the flat spatial
+    indices (the scatter is PyTorch's, which the converter writes without a scatter op)."""
+    n = len(output_size)
+    lead = list(x.shape[:x.dim() - n])
+    total = 1
+    for e in output_size:
+        total *= e
+    out = x.new_zeros(lead + [total])
+    out = out.scatter(-1, indices.reshape(lead + [-1]), x.reshape(lead + [-1]))
+    return out.reshape(lead + list(output_size))
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -739,6 +753,10 @@ def table():
     if hasattr(aten, "aminmax"):
         out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
+    for op in ("max_unpool2d", "max_unpool3d"):
+        packet = getattr(aten, op, None)
+        if packet is not None and hasattr(packet, "default"):
+            out[packet.default] = max_unpool
     for op, fn in (("logaddexp", logaddexp), ("logaddexp2", logaddexp2), ("hypot", hypot),
                    ("heaviside", heaviside), ("linalg_cross", linalg_cross),
                    ("kthvalue", kthvalue), ("histc", histc), ("block_diag", block_diag),

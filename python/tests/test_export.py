@@ -1202,6 +1202,32 @@ class ProbeFixesTest(unittest.TestCase):
             o[0] = 0
             torch.testing.assert_close(pkg(i, o), bag(i, o), msg=f"N={n} B={b}")
 
+    def test_max_pool_indices_and_unpooling(self):
+        """max pooling's indices (return_indices=True; refused) as PyTorch's loop finds them,
+        NaN and all--inf windows, padding, dilation and ceil_mode included, and max_unpool1d/
+        2d/3d scattering by them (refused), over symbolic sizes too."""
+        torch.manual_seed(0)
+        x = torch.randn(2, 3, 7, 8)
+        x[0, 0, 1, 1] = math.nan
+        x[0, 1] = -math.inf
+
+        def unpool(x):
+            y, i = F.max_pool2d(x, 2, return_indices=True)
+            return F.max_unpool2d(y * 2, i, 2, output_size=x.shape[-2:])
+        for f in (lambda x: F.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True,
+                                         return_indices=True),
+                  lambda x: F.max_pool1d(x[0], 3, 2, 1, return_indices=True),
+                  lambda x: F.max_unpool3d(*F.max_pool3d(x[None], 2, return_indices=True), 2,
+                                           output_size=x.shape[1:]),
+                  unpool):
+            pkg = fuserc.compile(f, (x,), arch=["sm_80"])
+            for g, w in zip(*(r if isinstance(r, tuple) else (r,) for r in (pkg(x), f(x)))):
+                self.assertTrue(torch.equal(g.nan_to_num(7.0), w.nan_to_num(7.0)))
+        pkg = fuserc.compile(unpool, (x,), dynamic={"x": {0: "B", 2: "H"}}, arch=["sm_80"])
+        for shape in ((1, 3, 4, 8), (3, 3, 11, 8)):
+            y = torch.randn(shape)
+            self.assertTrue(torch.equal(pkg(y), unpool(y)), str(shape))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
