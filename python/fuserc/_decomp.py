@@ -194,15 +194,60 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     return total / member.sum(1, keepdim=True).clamp(min=1).to(rows.dtype)
 
 
-def _embedding_bag(original):
-    def call(*args, **kwargs):
-        try:
-            bound = inspect.signature(embedding_bag).bind(*args, **kwargs)
-        except TypeError:
-            return original(*args, **kwargs)
-        out = embedding_bag(*bound.args, **bound.kwargs)
-        return original(*args, **kwargs) if out is None else out
-    return call
+def _instead(own):
+    """A wrapper of PyTorch's function `original` that calls `own` (same parameters) first and
+    PyTorch's where `own` gives None or cannot take the arguments."""
+    def wrap(original):
+        def call(*args, **kwargs):
+            try:
+                bound = inspect.signature(own).bind(*args, **kwargs)
+            except TypeError:
+                return original(*args, **kwargs)
+            if not all(isinstance(a, torch.Tensor) for a in bound.args[:2]):
+                return original(*args, **kwargs)
+            out = own(*bound.args, **bound.kwargs)
+            return original(*args, **kwargs) if out is None else out
+        return call
+    return wrap
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """F.gaussian_nll_loss as PyTorch writes it, without its check that no variance is
+    negative (a data-dependent branch a graph cannot hold): such a variance is clamped to
+    eps like a small one, where PyTorch raises. None where PyTorch refuses the sizes."""
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            return None
+    if reduction not in ("none", "mean", "sum"):
+        return None
+    var = var.clamp(min=eps)
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """F.cross_entropy with class weights, label smoothing and the mean, as PyTorch computes
+    it, the weights of the targets summed by a gather with the ignored masked (PyTorch 1.13
+    takes a masked_select for tensors that are not subclasses). None for other cases."""
+    if weight is None or not label_smoothing > 0 or reduction != "mean" or \
+            size_average is not None or reduce is not None or target.is_floating_point():
+        return None
+    f = torch.nn.functional
+    class_dim = 1 if input.dim() >= 2 else 0
+    logp = f.log_softmax(input, class_dim)
+    nll = f.nll_loss(logp, target, weight, ignore_index=ignore_index, reduction="mean")
+    ignore = target == ignore_index
+    shape = [1] * input.dim()
+    shape[class_dim] = weight.shape[0]
+    smooth = (-(logp * weight.view(shape)).sum(class_dim)).masked_fill(ignore, 0.0)
+    picked = weight.gather(0, target.masked_fill(ignore, 0).reshape(-1)).view(target.shape)
+    ret = smooth.sum() / picked.masked_fill(ignore, 0.0).sum()
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / input.shape[class_dim])
 
 
 def _padding(original):
@@ -221,8 +266,9 @@ def _padding(original):
 class PythonOps:
     """While tracing: torch.repeat_interleave and Tensor.repeat_interleave with an int count
     are `repeat_interleave` above; F.one_hot with num_classes given and torch.cdist are
-    `one_hot` and `cdist` above; F.pad in circular mode is `circular_pad`, F.embedding_bag
-    `embedding_bag`. (An entry of
+    `one_hot` and `cdist` above; F.pad in circular mode is `circular_pad`; F.embedding_bag,
+    F.gaussian_nll_loss and F.cross_entropy (weights with label smoothing) are the functions
+    of those names above. (An entry of
     make_fx's decomposition table would not be used: the op is CompositeImplicitAutograd,
     which PyTorch 1.13 decomposes in C++ before the tracer sees it, into the data-dependent
     repeat_interleave.Tensor.) Any other call is
@@ -240,7 +286,9 @@ class PythonOps:
                 (torch, "cdist", torch.cdist, "cdist" in vars(torch))]
         for owner, name, original, _ in more:
             setattr(owner, name, _replaced(name, original))
-        for name, wrap in (("pad", _padding), ("embedding_bag", _embedding_bag)):
+        for name, wrap in (("pad", _padding), ("embedding_bag", _instead(embedding_bag)),
+                           ("gaussian_nll_loss", _instead(gaussian_nll_loss)),
+                           ("cross_entropy", _instead(cross_entropy))):
             more.append((functional, name, getattr(functional, name), name in vars(functional)))
             setattr(functional, name, wrap(getattr(functional, name)))
         self.saved += more

@@ -1229,6 +1229,23 @@ class ProbeFixesTest(unittest.TestCase):
             y = torch.randn(shape)
             self.assertTrue(torch.equal(pkg(y), unpool(y)), str(shape))
 
+    def test_weighted_smoothed_cross_entropy_and_gaussian_nll(self):
+        """F.cross_entropy with class weights, label smoothing and the mean (1.13 took a
+        masked_select: refused) over rows and over a map with an ignored class; F.gaussian_nll_loss
+        (its check of the variance's sign read the data: refused) with a variance per row."""
+        torch.manual_seed(0)
+        x, t, w = torch.randn(5, 6), torch.randint(6, (5,)), torch.rand(6)
+        t[1] = -100
+        maps, labels = torch.randn(2, 6, 3, 4), torch.randint(6, (2, 3, 4))
+        for f, args in ((lambda x, t, w: F.cross_entropy(x, t, weight=w, label_smoothing=0.1),
+                         (x, t, w)),
+                        (torch.nn.CrossEntropyLoss(weight=w, label_smoothing=0.2, ignore_index=2),
+                         (maps, labels)),
+                        (lambda a, b, v: F.gaussian_nll_loss(a, b, v, full=True),
+                         (x, x + 0.3, x[:, 0].abs()))):
+            pkg = fuserc.compile(f, args, arch=["sm_80"])
+            torch.testing.assert_close(pkg(*args), f(*args))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
