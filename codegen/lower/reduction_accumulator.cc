@@ -17,8 +17,8 @@ size_t kernel_type_size(kir::Type t) {
     case kir::Type::Int64:
     case kir::Type::Double:
     case kir::Type::UInt64: return 8;
-    case kir::Type::WelfordF32: return 16;  // fz_welford<float>: mean, m2, n, sum
-    case kir::Type::WelfordF64: return 32;
+    case kir::Type::WelfordF32: return 20;  // fz_welford<float>: mean, m2, n, sum, lo
+    case kir::Type::WelfordF64: return 40;
     case kir::Type::LseF32: return 8;  // fz_lse<float>: m, s
     case kir::Type::LseF64: return 16;
   }

@@ -253,21 +253,41 @@ __device__ __forceinline__ double fz_fma(double a, double b, double c) { return 
 // ---- reductions
 // Welford's running (mean, m2, count) of a variance, combined with Chan's formula, plus the
 // plain sum: the mean a result reports is sum / count, which stays right with infinities
-// (Welford's running mean turns inf - inf into NaN).
+// (Welford's running mean turns inf - inf into NaN). The running mean is mean + lo, lo holding
+// its rounding error (a two-sum per update), so that data far from 0 relative to its spread
+// (values in [10000, 10001]) keeps m2 as exact as data near 0: a mean rounded to an ulp of
+// 10000 would leak about 1e-3 into every deviation.
 template <typename T>
 struct fz_welford {
-  T mean, m2, n, sum;
+  T mean, m2, n, sum, lo;
 };
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_init() {
-  return fz_welford<T>{T(0), T(0), T(0), T(0)};
+  return fz_welford<T>{T(0), T(0), T(0), T(0), T(0)};
+}
+// a + b rounded, and in err the rounding's exact error (Knuth's two-sum; adds only, which
+// --fmad leaves alone).
+template <typename T>
+__device__ __forceinline__ T fz_two_sum(T a, T b, T& err) {
+  const T s = a + b;
+  const T bp = s - a;
+  err = (a - (s - bp)) + (b - bp);
+  return s;
+}
+// mean + lo + step as a renormalized (mean, lo) pair.
+template <typename T>
+__device__ __forceinline__ T fz_mean_add(T mean, T& lo, T step) {
+  T e;
+  const T s = fz_two_sum(mean, step, e);
+  return fz_two_sum(s, lo + e, lo);
 }
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_push(fz_welford<T> a, T x) {
   const T n = a.n + T(1);
-  const T d = x - a.mean;
-  const T mean = a.mean + d / n;
-  return fz_welford<T>{mean, a.m2 + d * (x - mean), n, a.sum + x};
+  const T d = (x - a.mean) - a.lo;
+  T lo = a.lo;
+  const T mean = fz_mean_add(a.mean, lo, d / n);
+  return fz_welford<T>{mean, a.m2 + d * ((x - mean) - lo), n, a.sum + x, lo};
 }
 // Without a division per element, for a thread that folds in only a few elements of a row
 // (a persistent variant's register-cached elements): the sums of y = x - k and y * y, with k
@@ -279,7 +299,7 @@ template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_push_shifted(fz_welford<T> a, T x) {
   const T k = a.n == T(0) ? (x - x == T(0) ? x : T(0)) : a.mean;  // x - x: 0 iff x is finite
   const T y = x - k;
-  return fz_welford<T>{k, a.m2 + y * y, a.n - T(1), a.sum + y};
+  return fz_welford<T>{k, a.m2 + y * y, a.n - T(1), a.sum + y, T(0)};
 }
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_settle(fz_welford<T> a) {
@@ -288,7 +308,9 @@ __device__ __forceinline__ fz_welford<T> fz_welford_settle(fz_welford<T> a) {
   const T q = a.sum / n;  // mean - k
   T m2 = a.m2 - a.sum * q;
   if (m2 < T(0)) m2 = T(0);  // rounding; a NaN stays NaN
-  return fz_welford<T>{a.mean + q, m2, n, a.mean * n + a.sum};
+  T lo;
+  const T mean = fz_two_sum(a.mean, q, lo);
+  return fz_welford<T>{mean, m2, n, a.mean * n + a.sum, lo};
 }
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_welford<T> b) {
@@ -297,9 +319,11 @@ __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_
   if (b.n == T(0)) return a;
   if (a.n == T(0)) return b;
   const T n = a.n + b.n;
-  const T d = b.mean - a.mean;
-  return fz_welford<T>{a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)), n,
-                       a.sum + b.sum};
+  const T d = (b.mean - a.mean) + (b.lo - a.lo);
+  const T w = b.n / n;
+  T lo = a.lo;
+  const T mean = fz_mean_add(a.mean, lo, d * w);
+  return fz_welford<T>{mean, a.m2 + b.m2 + d * d * (a.n * w), n, a.sum + b.sum, lo};
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_var(fz_welford<T> a, T correction) {
@@ -394,7 +418,8 @@ __device__ __forceinline__ bool fz_shfl_xor(bool v, int mask, int width) {
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_shfl_xor(fz_welford<T> v, int mask, int width) {
   return fz_welford<T>{fz_shfl_xor(v.mean, mask, width), fz_shfl_xor(v.m2, mask, width),
-                       fz_shfl_xor(v.n, mask, width), fz_shfl_xor(v.sum, mask, width)};
+                       fz_shfl_xor(v.n, mask, width), fz_shfl_xor(v.sum, mask, width),
+                       fz_shfl_xor(v.lo, mask, width)};
 }
 template <typename T>
 __device__ __forceinline__ fz_lse<T> fz_shfl_xor(fz_lse<T> v, int mask, int width) {

@@ -133,8 +133,9 @@ TEST_CASE("variances of rows far from zero, folded without a division per elemen
   // variant folds each thread's few elements as sums of x - k (k its first element) and
   // settles them with one division; the variance must still match eval's double-precision
   // one to f32's tolerance (2e-5), as must a layer norm's output built from it. A naive sum
-  // of squares in f32 would be off by about 1e-3 here. (At offsets of 1e4 f32 itself is the
-  // limit: Welford's combine of f32 means, as before, is off by about 1e-4.)
+  // of squares in f32 would be off by about 1e-3 here. (At offsets of 1e4 the output of a
+  // layer norm is limited by f32 itself, x - mean with the mean an f32; its variance is not:
+  // the next test.)
   const std::string g = R"({"fuserc": 1, "name": "offset_var", "symbols": {"N": {"hint": 4}, "H": {"hint": 768}},
     "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "H"], "range": [99, 101]}],
     "ops": [{"op": "var_mean", "args": ["x"], "dims": [1], "keepdim": true, "correction": 0, "out": ["v", "m"]},
@@ -162,6 +163,24 @@ TEST_CASE("variances of rows far from zero, folded without a division per elemen
   }
   CHECK(shifted > 0);  // the persistent variants fold without a division per element
   CHECK(plain > 0);    // the streaming ones (rows too long for registers) keep Welford's push
+}
+
+TEST_CASE("variances of values far from zero in every reduction variant", "[emulated]") {
+  // Values in [10000, 10001]: spread 0.29 beside an ulp of 1e-3. Welford's f32 running mean
+  // rounded to that ulp leaked about 1e-4 into m2 (a relative error of 8.6e-4 at 5 x 97, the
+  // nvFuser probe's repro); the mean is now kept with its rounding error (mean + lo), in the
+  // pushes and in every combine (warp, block, grid split), so the variances of rows and of
+  // columns, short and split across blocks, match eval's f64 to f32's tolerance (2e-5).
+  const std::string g = R"({"fuserc": 1, "name": "far_var", "symbols": {"N": {"hint": 5}, "L": {"hint": 97}},
+    "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "L"], "range": [10000, 10001]}],
+    "ops": [{"op": "var_mean", "args": ["x"], "dims": [1], "correction": 0, "out": ["v", "m"]},
+            {"op": "var", "args": ["x"], "dims": [0], "out": "v0"}],
+    "outputs": ["v", "m", "v0"]})";
+  Bindings sizes;
+  for (int64_t l : kRowLengths) sizes.push_back({{"N", l == 70000 ? 2 : 5}, {"L", l}});
+  sizes.push_back({{"N", 3000}, {"L", 3}});  // long columns, split across blocks
+  sizes.push_back({{"N", 5}, {"L", 97}});
+  check_graph(g, sizes, {.every_memory_mode = false});
 }
 
 TEST_CASE("normalizations at row lengths 1, 31, 1024, 5000 and 70000", "[emulated]") {
