@@ -39,8 +39,8 @@ struct MatmulCall {
 // The workspace a library step may use (the plan reserves it in its scratch region).
 inline constexpr int64_t kLibraryWorkspaceBytes = 32 << 20;
 
-// Lowers the one matrix product of library segment `s`. Throws UserError naming the op for a
-// batch its strides cannot express in two levels (not supported yet).
+// Lowers the one matrix product of library segment `s` (whose batch the absorb-views pass left
+// within two levels of strides).
 MatmulCall lower_matmul(const Fusion& f, const Segment& s, const std::string& name);
 
 }  // namespace fuserc

@@ -8,12 +8,17 @@
 // reader is a permute (heads merged back: [B, H, S, D] to [B, S, H, D]) writes the permuted
 // tensor directly, through the result's strides, and the permute goes.
 // A chain is absorbed from its deepest source the strides can express; a view the library cannot
-// read (no unit stride in the matrix, a merge of dimensions that do not lie one after another) is
-// left to a kernel, and `inspect` says the operand was copied.
+// read (no unit stride in the matrix, a merge of dimensions that do not lie one after another,
+// a batch more than two levels of strides reach) is left to a kernel, and `inspect` says the
+// operand was copied. A product whose operands as they lie still need more levels (a batch
+// broadcast in an inner dimension and not an outer one, as grouped-query attention's k beside
+// a q with a batch) reads instead a copy of each operand expanded to the whole batch.
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "core/base/diagnostics.h"
+#include "core/ir/matmul_geometry.h"
 #include "core/passes/presegmentation.h"
 #include "core/passes/rewrite.h"
 
@@ -40,10 +45,24 @@ struct Strided {
   Expr offset = Expr(0);
 };
 
-std::vector<Expr> row_major(const std::vector<Expr>& shape) {
-  std::vector<Expr> s(shape.size(), Expr(1));
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
+std::vector<Expr> row_major(const std::vector<Expr>& shape) { return row_major_strides(shape); }
+
+// Operand i of product m as it reads it: through its view, else as it lies.
+StridedTensor operand_read(const Fusion& f, const Op& m, size_t i) {
+  if (m.attrs.views[i].active()) return {m.attrs.views[i].shape, m.attrs.views[i].memory};
+  const Value& v = f.value(m.args[i].value);
+  return {v.shape, v.strides.empty() ? row_major(v.shape) : v.strides};
+}
+
+// The levels of strides product m's batch needs, operand i read as `read`.
+size_t batch_levels(const Fusion& f, const Op& m, size_t i, const StridedTensor& read) {
+  StridedTensor ops[2] = {i == 0 ? read : operand_read(f, m, 0),
+                          i == 1 ? read : operand_read(f, m, 1)};
+  const Value& r = f.value(m.outs[0]);
+  const StridedTensor c = m.attrs.result_view.active()
+                              ? StridedTensor{m.attrs.result_view.shape, m.attrs.result_view.memory}
+                              : StridedTensor{r.shape, row_major(r.shape)};
+  return matmul_geometry(m.kind == OpKind::Linear, ops[0], ops[1], c).levels.size();
 }
 
 // A reshape as strides: dimensions equal on both sides keep theirs, a source dimension split
@@ -168,6 +187,37 @@ bool absorb_result_permute(Fusion& f, Op& m, int k, const Op& permute) {
   return true;
 }
 
+// An expand of operand i of product m (a value of rank 2 or more) to the product's whole batch
+// and its own matrix dimensions, which a kernel writes out row-major: the operand then lies
+// batch after batch as the result does. kNoValue where it already does.
+ValueId expanded_operand(Fusion& f, const Op& m, size_t i, std::vector<Op>& before) {
+  const ValueId v = m.args[i].value;
+  const Value& val = f.value(v);
+  const Value& r = f.value(m.outs[0]);
+  const size_t matrix_dims = std::min<size_t>(2, val.shape.size());
+  const size_t lost = (f.value(m.args[0].value).rank() == 1) + (f.value(m.args[1].value).rank() == 1);
+  const size_t nb = r.shape.size() + lost - 2;
+  std::vector<Expr> to(r.shape.begin(), r.shape.begin() + static_cast<std::ptrdiff_t>(nb));
+  to.insert(to.end(), val.shape.end() - static_cast<std::ptrdiff_t>(matrix_dims), val.shape.end());
+  if (to == val.shape && val.strides.empty()) return kNoValue;
+  Value out;
+  out.dtype = val.dtype;
+  out.shape = to;
+  const std::string stem = val.name + "_batched";
+  out.name = stem;
+  for (int n = 2; f.find_value(out.name); ++n) out.name = stem + "_" + std::to_string(n);
+  Op e;
+  e.kind = OpKind::Expand;
+  Operand arg;
+  arg.value = v;
+  e.args = {arg};
+  e.attrs.shape = to;
+  e.source_index = m.source_index;
+  e.outs = {f.add_value(std::move(out))};
+  before.push_back(std::move(e));
+  return before.back().outs[0];
+}
+
 }  // namespace
 
 void absorb_operand_views(Fusion& f) {
@@ -176,14 +226,17 @@ void absorb_operand_views(Fusion& f) {
   const std::vector<std::vector<int>> readers = readers_of(f);
   const std::vector<bool> aliased = aliased_values(f);
   std::vector<bool> drop(f.ops.size(), false);
+  std::vector<std::vector<Op>> before(f.ops.size());  // ops to insert before each op
   for (size_t k = 0; k < f.ops.size(); ++k) {
+    if (f.ops[k].info().group != OpGroup::Matrix) continue;
     Op& m = f.ops[k];
-    if (m.info().group != OpGroup::Matrix) continue;
     const ValueId r = m.outs[0];
-    if (!m.attrs.result_view.active() && !f.is_output(r) && !aliased[r] &&
+    const ValueId operands[2] = {m.args[0].value, m.args[1].value};
+    const bool result_permute =
+        !m.attrs.result_view.active() && !f.is_output(r) && !aliased[r] &&
         readers[r].size() == 1 && f.ops[readers[r][0]].kind == OpKind::Permute &&
-        absorb_result_permute(f, m, static_cast<int>(k), f.ops[readers[r][0]]))
-      drop[readers[r][0]] = true;
+        absorb_result_permute(f, m, static_cast<int>(k), f.ops[readers[r][0]]);
+    if (result_permute) drop[readers[r][0]] = true;
     for (size_t i = 0; i < 2; ++i) {
       if (m.args[i].is_literal() || m.attrs.views[i].active()) continue;
       const ValueId operand = m.args[i].value;
@@ -207,7 +260,9 @@ void absorb_operand_views(Fusion& f) {
           ok = apply(*chain[q], to, logical) && apply(*chain[q], to, memory);
           names += (names.empty() ? "" : " ") + std::string(op_name(chain[q]->kind));
         }
-        if (!ok || !library_reads(memory, matrix_dims)) continue;
+        if (!ok || !library_reads(memory, matrix_dims) ||
+            batch_levels(f, m, i, {memory.shape, memory.strides}) > kMaxMatmulBatchLevels)
+          continue;
         OperandView& view = m.attrs.views[i];
         view.shape = memory.shape;
         view.logical = std::move(logical.strides);
@@ -219,10 +274,37 @@ void absorb_operand_views(Fusion& f) {
         break;
       }
     }
+    if (m.args[0].is_literal() || m.args[1].is_literal() ||
+        batch_levels(f, m, 0, operand_read(f, m, 0)) <= kMaxMatmulBatchLevels)
+      continue;
+    // Too many levels as the operands lie: the permute of the result is written by a kernel
+    // again, and each operand is read from a row-major copy over the whole batch.
+    if (result_permute) {
+      const Op& permute = f.ops[readers[r][0]];
+      f.value(permute.outs[0]).def_op = readers[r][0];
+      drop[readers[r][0]] = false;
+      m.outs[0] = r;
+      m.attrs.result_view = OperandView{};
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      m.args[i].value = operands[i];
+      m.attrs.views[i] = OperandView{};
+      if (f.value(operands[i]).rank() < 2 || (i == 1 && m.kind == OpKind::Linear)) continue;
+      const ValueId copy = expanded_operand(f, f.ops[k], i, before[k]);
+      if (copy != kNoValue) f.ops[k].args[i].value = copy;
+    }
+    FUSERC_CHECK(batch_levels(f, f.ops[k], 0, operand_read(f, f.ops[k], 0)) <=
+                     kMaxMatmulBatchLevels,
+                 "a product's batch over row-major copies needs more than two levels");
   }
-  // The permutes products now write: their results have another definition.
+  // The permutes products now write: their results have another definition; the copies made
+  // go before their products.
   std::vector<Op> kept;
   for (size_t k = 0; k < f.ops.size(); ++k) {
+    for (Op& op : before[k]) {
+      for (ValueId o : op.outs) f.value(o).def_op = static_cast<int>(kept.size());
+      kept.push_back(std::move(op));
+    }
     if (drop[k]) continue;
     for (ValueId o : f.ops[k].outs) f.value(o).def_op = static_cast<int>(kept.size());
     kept.push_back(std::move(f.ops[k]));
