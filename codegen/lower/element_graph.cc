@@ -216,11 +216,13 @@ int ElementGraph::leaf(ValueId v, const std::vector<Expr>& coords) {
   FUSERC_CHECK(coords.size() == val.shape.size(),
                "value_at " + val.name + ": coordinates do not match the rank");
   if (auto it = reduced_.find(v); it != reduced_.end()) {
-    // Along an extent of 1 every coordinate is 0, however it is written (the row's may be a
-    // quotient the simplifier cannot fold, as x / S / 32 is not folded when S may be 0).
+    // Along an extent of (at most) 1 every coordinate is 0, however it is written (the row's
+    // may be a quotient the simplifier cannot fold, as x / S / 32 is not folded when S may be
+    // 0; or folded to 0 where the reader's is not, along a symbol whose range ends at 1).
     bool same_row = true;
     for (size_t d = 0; d < coords.size(); ++d)
-      same_row = same_row && (val.shape[d].is_const(1) || coords[d] == it->second.row_coords[d]);
+      same_row = same_row && (provably_le(val.shape[d], Expr(1)) ||
+                              coords[d] == it->second.row_coords[d]);
     if (!same_row) {
       std::string at, row;
       for (const Expr& c : coords) at += (at.empty() ? "" : ", ") + c.str();
