@@ -36,6 +36,11 @@ _VIEWS = {"alias", "detach", "view", "_unsafe_view", "reshape", "expand", "permu
           "transpose", "t", "unsqueeze", "squeeze", "slice", "select", "narrow", "split",
           "split_with_sizes", "chunk", "unbind", "as_strided", "diagonal", "view_as",
           "expand_as", "alias_copy"}
+# Ops whose results are bool (the in-place forms write them into the tensor's own dtype).
+_BOOL_RESULTS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+                 "logical_not", "isnan", "isinf", "isfinite", "signbit"}
+# Views whose in-place forms (squeeze_, t_) change the shape of the tensor they are called on.
+_SHAPE_VIEWS = {"squeeze", "unsqueeze", "t", "transpose", "swapdims", "swapaxes", "as_strided"}
 # Products the table does not express yet (the rest are in _aten_products.py).
 _UNSUPPORTED_PRODUCTS = {"einsum", "slow_conv_transpose2d",
                          "slow_conv3d", "_nnpack_spatial_convolution", "cudnn_convolution",
@@ -257,8 +262,18 @@ def convert(ctx):  # noqa: C901 - one dispatch table
     inplace = name.endswith("_") and not name.startswith("_") and name not in ("copy_",)
     base = name[:-1] if inplace else name
     r = _convert_functional(ctx, base, overload, name)
+    if inplace and isinstance(r, Value) and base in _SHAPE_VIEWS:
+        # squeeze_, t_, ...: the tensor takes the view's shape (F.linear of a vector squeezes
+        # its product so). An input or a buffer would change shape for the caller.
+        root = ctx.conv._root(node.args[0])
+        if isinstance(root, torch.fx.Node) and root.op in ("placeholder", "get_attr"):
+            ctx.fail(f"changes the shape of an input or a buffer in place ({name}), which a "
+                     "fuserc graph cannot express (use the op that returns the view)")
+        return Value(r.name, r.dtype, r.shape)
     if inplace and isinstance(r, Value):
         dst = ctx.target(0)
+        if base in _BOOL_RESULTS:  # x.eq_(y) keeps x's dtype: the comparison's bools, cast
+            r = Value(r.name, torch.bool, r.shape)
         r = _cast(ctx, r, dst.dtype)
         if [e for e in r.shape] != [e for e in dst.shape]:
             ctx.fail("an in-place update that broadcasts its target")

@@ -53,10 +53,14 @@ def target_name(node):
 
 
 def _meta(node):
-    """Per result of the node: (shape tuple, dtype), or None where it is not a tensor."""
+    """Per result of the node: (shape tuple, dtype), or None where it is not a tensor. The
+    tensor's metadata as recorded when the node was traced comes first: its fake tensor (`val`)
+    has the shape of later in-place views of it (F.linear of a vector squeezes its mm in place:
+    `val` says [N], the product is [1, N])."""
     val = node.meta.get("val", _MISSING)
     if val is _MISSING:
         val = node.meta.get("tensor_meta", None)
+    snap = node.meta.get("tensor_meta", None)
 
     def one(v):
         if v is None or not hasattr(v, "shape") or not hasattr(v, "dtype"):
@@ -65,9 +69,15 @@ def _meta(node):
             return tuple(int(d) for d in v.shape), v.dtype
         except Exception:  # noqa: BLE001 - a size that depends on the data (torch.export)
             return None
+
+    def best(v, s):
+        return one(s) or one(v)
+    single = hasattr(snap, "shape")  # a TensorMetadata (itself a named tuple)
     if isinstance(val, (tuple, list)):
-        return [one(v) for v in val]
-    return [one(val)]
+        snaps = snap if not single and isinstance(snap, (tuple, list)) and \
+            len(snap) == len(val) else [None] * len(val)
+        return [best(v, s) for v, s in zip(val, snaps)]
+    return [best(val, snap if single else None)]
 
 
 # Ops that write arguments other than their first in place although their schema does not say

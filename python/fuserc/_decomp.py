@@ -512,7 +512,15 @@ def channel_shuffle(x, groups):
 
 
 def addr(x, vec1, vec2, *, beta=1, alpha=1):
-    """beta * x + alpha * outer(vec1, vec2) (x ignored where beta is 0, as PyTorch)."""
+    """beta * x + alpha * outer(vec1, vec2) (x ignored where beta is 0, as PyTorch); for bools
+    (beta and x) or (alpha and vec1 and vec2), as PyTorch computes them."""
+    if x.dtype == torch.bool:
+        outer = vec1.unsqueeze(1) & vec2.unsqueeze(0)
+        if not alpha:
+            outer = torch.zeros_like(outer)
+        if not beta:
+            return outer.expand(torch.broadcast_shapes(x.shape, outer.shape)).clone()
+        return x | outer
     outer = vec1.unsqueeze(1) * vec2.unsqueeze(0)
     if alpha != 1:
         outer = outer * alpha
@@ -775,6 +783,12 @@ def max_unpool(x, indices, output_size, stride=None, padding=None):
     return out.reshape(lead + list(output_size))
 
 
+def convert_element_type(x, dtype):
+    """prims.convert_element_type, which PyTorch 1.13's own decompositions (torch._refs: leaky
+    ReLU, hardtanh, softplus, ... of 16-bit floats, ints and bools) call: an ATen cast."""
+    return x.to(dtype)
+
+
 def table():
     """{op overload: decomposition} for the ops above."""
     aten = torch.ops.aten
@@ -801,6 +815,9 @@ def table():
     if hasattr(aten, "aminmax"):
         out[aten.aminmax.default] = aminmax
     out[aten.linspace.default] = linspace
+    prims = getattr(torch.ops, "prims", None)
+    if prims is not None and hasattr(prims, "convert_element_type"):
+        out[prims.convert_element_type.default] = convert_element_type
     for op in ("max_unpool2d", "max_unpool3d"):
         packet = getattr(aten, op, None)
         if packet is not None and hasattr(packet, "default"):

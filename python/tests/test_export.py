@@ -1246,6 +1246,48 @@ class ProbeFixesTest(unittest.TestCase):
             pkg = fuserc.compile(f, args, arch=["sm_80"])
             torch.testing.assert_close(pkg(*args), f(*args))
 
+    def test_opinfo_probe_fixes(self):
+        """From PyTorch's OpInfo samples: F.linear and matmul of a vector (1.13 squeezes the
+        product in place; the result came out [1, N]); shape-changing in-place views of an
+        intermediate (and of an input, refused); x.eq_(y) and logical_and_ keeping x's dtype
+        (an alias of bools was refused at compile); 16-bit activations PyTorch decomposes
+        through prims.convert_element_type (refused); addr of bools (came out int64)."""
+        torch.manual_seed(0)
+        v, w = torch.randn(3), torch.randn(4, 3)
+
+        def views(x):
+            y = x * 2
+            y.unsqueeze_(0)
+            y.t_()
+            return y + 1
+
+        def compare(x, y):
+            x.eq_(0.5)
+            y.logical_and_(x)
+            return x, y
+        half = torch.randn(4, 6).bfloat16()
+        flags = (torch.rand(5, 10) > 0.5, torch.rand(5) > 0.5, torch.rand(10) > 0.5)
+        for f, args in ((F.linear, (v, w)), (lambda v, w: v @ w.t(), (v, w)), (views, (v,)),
+                        (lambda x: F.leaky_relu(x, 0.1), (half,)), (F.hardtanh, (half,)),
+                        (F.softplus, (half,)),
+                        (lambda x, a, b: torch.addr(x, a, b, beta=3, alpha=2), flags)):
+            pkg = fuserc.compile(f, args, arch=["sm_80"])
+            got, want = pkg(*args), f(*args)
+            self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype))
+            torch.testing.assert_close(got, want)
+        x, y = torch.tensor([0.5, 1.0, 2.0]), torch.tensor([1.0, 0.0, 2.0])
+        pkg = fuserc.compile(compare, (x.clone(), y.clone()), arch=["sm_80"])
+        a, b = x.clone(), y.clone()
+        pkg(a, b)
+        compare(x, y)
+        self.assertTrue(torch.equal(a, x) and torch.equal(b, y))
+
+        def squeezes_input(x):
+            x.squeeze_(0)
+            return x * 2
+        with self.assertRaisesRegex(fuserc.ExportError, r"changes the shape of an input"):
+            fuserc.export(squeezes_input, (torch.randn(1, 3),))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
