@@ -9,7 +9,7 @@ of a million entries into a million positions. convert(ctx, name, overload) retu
 other ops."""
 import torch
 
-from ._aten_shape import (_broadcast_shape, _cast, _full, _json_shape, _reshape_shape,
+from ._aten_shape import (_broadcast_shape, _cast, _full, _json_shape, _reshape_shape, _row,
                           _wrap_negative)
 from ._aten_scan import _position
 from ._graph import Value
@@ -81,8 +81,14 @@ def _index_along(ctx, name):
     """index_add / index_copy / index_fill: a 1-D index into dim d, the source's slices (or
     one number) written there."""
     x, d = ctx.tensor(0), ctx.const(1, "dim")
-    d %= max(x.rank, 1)
-    index = _cast(ctx, _wrap_negative(ctx, ctx.tensor(2, "index"), x.shape[d]), _I64)
+    if x.rank == 0:  # a 0-dim tensor, written as one element
+        r = _index_along_rows(ctx, name, _row(ctx, x), 0)
+        return ctx.tmp("reshape", [r], r.dtype, [], shape=[])
+    return _index_along_rows(ctx, name, x, d % x.rank)
+
+
+def _index_along_rows(ctx, name, x, d):
+    index = _cast(ctx, _wrap_negative(ctx, _row(ctx, ctx.tensor(2, "index")), x.shape[d]), _I64)
     src = ctx.arg(3, "source" if name != "index_fill" else "value")
     if name == "index_add":
         alpha = ctx.const(4, "alpha", 1)
@@ -96,6 +102,8 @@ def _index_along(ctx, name):
     full = ctx.tmp("expand", [full], _I64, shape, shape=_json_shape(ctx, shape, "an index"))
     if name == "index_fill" and isinstance(src, Value) and src.rank:
         ctx.fail("index_fill with a value that is not one number")
+    if isinstance(src, Value) and src.rank and src.rank != x.rank:  # a 0-dim x's source
+        src = ctx.tmp("reshape", [src], src.dtype, shape, shape=_json_shape(ctx, shape, "a source"))
     if isinstance(src, Value) and src.rank == 0:
         src = ctx.tmp("expand", [src], src.dtype, shape, shape=_json_shape(ctx, shape, "a value"))
     return _write(ctx, x, d, full, src, "add" if name == "index_add" else None)

@@ -151,6 +151,14 @@ def _wrap_negative(ctx, idx, extent):
     return ctx.tmp("where", [neg, moved, idx], idx.dtype, idx.shape)
 
 
+def _row(ctx, x):
+    """A 0-dim tensor as one element of rank 1 (PyTorch's index ops take 0-dim tensors as
+    such); any other as it is."""
+    if x.rank:
+        return x
+    return ctx.tmp("reshape", [x], x.dtype, [Extent(1)], shape=[1])
+
+
 def _index_select(ctx, x, dim, idx, out_shape):
     if idx.rank == 1:
         return ctx.g.emit("index_select", [x, idx], ctx.base(), dim=dim)
@@ -520,8 +528,12 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
             ctx.learn(e + lo + hi)
         return ctx.emit("pad", [x], pads=pads, value=value if value != 0 else None)
     if name in ("index_select",):
-        x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
-        return ctx.result(_index_select(ctx, x, dim % x.rank, idx, ctx.out_shape()))
+        x, dim, idx = _row(ctx, ctx.tensor(0)), ctx.const(1), _row(ctx, ctx.tensor(2))
+        out = ctx.out_shape()
+        if not out:  # a 0-dim tensor, indexed as one element
+            r = Value(_index_select(ctx, x, 0, idx, [Extent(1)]), x.dtype, [Extent(1)])
+            return ctx.emit("reshape", [r], shape=[])
+        return ctx.result(_index_select(ctx, x, dim % x.rank, idx, out))
     if name == "index" and overload == "Tensor":
         x, indices = ctx.tensor(0), ctx.arg(1)
         given = [k for k, t in enumerate(indices) if t is not None]
@@ -552,6 +564,12 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
         return _triangle(ctx, name)
     if name == "gather":
         x, dim, idx = ctx.tensor(0), ctx.const(1), ctx.tensor(2)
+        if x.rank == 0 or idx.rank == 0:  # a 0-dim tensor, indexed as one element
+            if x.rank > 1 or idx.rank > 1:
+                ctx.fail(f"a gather from rank {x.rank} at an index of rank {idx.rank}")
+            r = Value(ctx.g.emit("gather", [_row(ctx, x), _row(ctx, idx)], ctx.base(), dim=0),
+                      x.dtype, [Extent(1)])
+            return ctx.emit("reshape", [r], shape=_reshape_shape(ctx, ctx.out_shape()))
         dim = dim % max(x.rank, 1)
         # PyTorch lets the index be shorter than x in the other dims (reading x's first
         # elements there); the contract's gather takes x's extents: x sliced to the index's.

@@ -104,6 +104,17 @@ def aten_name(target):
     return target.overloadpacket.__name__, target._overloadname
 
 
+def _out_argument(node):
+    """The name of the keyword argument an `.out` overload writes (torch.mul(x, y, out=x)),
+    where the call passes a tensor there; None otherwise."""
+    schema = getattr(node.target, "_schema", None)
+    for a in getattr(schema, "arguments", []):
+        if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write and \
+                isinstance(node.kwargs.get(a.name), torch.fx.Node):
+            return a.name
+    return None
+
+
 def _is_inplace(node):
     schema = getattr(node.target, "_schema", None)
     if schema is None or not schema.arguments:
@@ -660,6 +671,11 @@ class Converter:
             shapes = [tuple(int(d) for d in m[0][0]) for m in (self.metas[p] for p in phs)]
             ctx = Context(self, phs)
             shape = self.shape_of(ctx, shapes)
+            if any(e.is_constant and e.constant == 0 for e in shape):
+                raise ExportError(
+                    f"fuserc.export: input {inp.name!r} is empty (shape {list(shapes[0])}): a "
+                    "fuserc graph's fixed extents are positive, and an empty extent is a symbol "
+                    "whose min is 0 (pass a non-empty example, or leave the empty tensor out)")
             self.g.add_input(inp.name, inp.value.dtype, [e.json() for e in shape])
             self.values[phs[0]] = Value(inp.name, inp.value.dtype, shape)
         live = self._live()
@@ -677,6 +693,17 @@ class Converter:
                 self.extents[result.name] = [e.json() for e in result.shape]
             if _is_inplace(nodes[0]) and isinstance(result, Value):
                 self.root[nodes[0]] = self.update(ctx, nodes[0].args[0], result)
+            out = _out_argument(nodes[0])
+            if out is not None and isinstance(result, Value):
+                target = self.lookup(nodes[0].kwargs[out])
+                if isinstance(target, Value):
+                    if [e for e in result.shape] != [e for e in target.shape]:
+                        ctx.fail(f"writes a result of shape {result.shape} into `{out}=` of "
+                                 f"shape {target.shape} (PyTorch resizes it)")
+                    if result.dtype != target.dtype:
+                        result = Value(ctx.g.emit("cast", [result], ctx.base(),
+                                                  dtype=target.dtype), target.dtype, result.shape)
+                self.root[nodes[0]] = self.update(ctx, nodes[0].kwargs[out], result)
         return self._outputs()
 
     def _note_literal_zeros(self, node, ops_before, inputs_before):
@@ -715,7 +742,8 @@ class Converter:
     def _live(self):
         A = self.traces[0]
         roots = [o for o in A.outputs if isinstance(o, torch.fx.Node)]
-        roots += [n for n in A.nodes if _is_inplace(n) or _writes_other_args(n)]
+        roots += [n for n in A.nodes if _is_inplace(n) or _writes_other_args(n) or
+                  _out_argument(n) is not None]
         live, stack = set(), list(roots)
         while stack:
             n = stack.pop()
@@ -747,6 +775,10 @@ class Converter:
                     o, f"returns an empty tensor (shape {[e.json() for e in v.shape]}) that no "
                        "op of the graph makes: a fuserc graph writes extents of 0 only as "
                        "expressions (a slice past the end, a symbol whose min is 0)"))
+            if getattr(v, "uninitialized", False):
+                raise ExportError(self.describe(
+                    o, "returns a tensor nothing writes (torch.empty, empty_like: its values are "
+                       "undefined), which a fuserc graph cannot make"))
             leaves.append(len(names))
             names.append(v.name)
         # Inputs updated in place: in-place ops (make_fx), or torch.export's mutation outputs.

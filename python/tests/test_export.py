@@ -1288,6 +1288,36 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, r"changes the shape of an input"):
             fuserc.export(squeezes_input, (torch.randn(1, 3),))
 
+    def test_opinfo_probe_crashes(self):
+        """From PyTorch's OpInfo samples, crashes and lost writes: index ops on a 0-dim tensor
+        (ZeroDivisionError, IndexError); torch.mul(x, y, out=x) and ldexp_ (the write into x
+        was dropped); an empty input and an uninitialized result (the compiler failed on the
+        graph) are refused in words."""
+        s = torch.tensor(2.0)
+        for f, args in ((lambda x, i: torch.index_select(x, 0, i), (s, torch.tensor([0]))),
+                        (lambda x, i, v: x.index_add(0, i, v, alpha=2),
+                         (s, torch.tensor([0]), torch.tensor(5.0))),
+                        (lambda x, i: x.index_fill(0, i, 3.0), (s, torch.tensor([0]))),
+                        (lambda x, i: torch.gather(x, 0, i), (s, torch.tensor(0)))):
+            pkg = fuserc.compile(f, args, arch=["sm_80"])
+            got, want = pkg(*args), f(*args)
+            self.assertEqual(got.shape, want.shape)
+            self.assertTrue(torch.equal(got, want))
+
+        def into(x, y):
+            torch.mul(x, y, out=x)
+            return x.ldexp_(y.round())
+        x, y = torch.randn(4), torch.randn(4)
+        pkg = fuserc.compile(into, (x.clone(), y), arch=["sm_80"])
+        mine, theirs = x.clone(), x.clone()
+        pkg(mine, y)
+        into(theirs, y)
+        torch.testing.assert_close(mine, theirs)
+        with self.assertRaisesRegex(fuserc.ExportError, r"input 'x' is empty \(shape \[1, 0, 3\]\)"):
+            fuserc.export(lambda x: x.exp(), (torch.randn(1, 0, 3),))
+        with self.assertRaisesRegex(fuserc.ExportError, "returns a tensor nothing writes"):
+            fuserc.export(lambda x: torch.empty_like(x), (x,))
+
     def test_extents_of_two_symbols_that_agree_in_the_traces_are_told_apart(self):
         """ConvNeXt's block over a symbolic image: a stride-32 conv, then a Linear over the
         NHWC-permuted map (a view to [B, H//32, W//32, C]). Traced at H = 13 and W = 17 (below
