@@ -45,24 +45,28 @@ struct Strided {
   Expr offset = Expr(0);
 };
 
-std::vector<Expr> row_major(const std::vector<Expr>& shape) { return row_major_strides(shape); }
-
 // Operand i of product m as it reads it: through its view, else as it lies.
 StridedTensor operand_read(const Fusion& f, const Op& m, size_t i) {
   if (m.attrs.views[i].active()) return {m.attrs.views[i].shape, m.attrs.views[i].memory};
   const Value& v = f.value(m.args[i].value);
-  return {v.shape, v.strides.empty() ? row_major(v.shape) : v.strides};
+  return {v.shape, v.strides.empty() ? row_major_strides(v.shape) : v.strides};
 }
 
-// The levels of strides product m's batch needs, operand i read as `read`.
+// The levels of strides product m's batch needs, operand i read as `read` (the other as it
+// reads it now).
 size_t batch_levels(const Fusion& f, const Op& m, size_t i, const StridedTensor& read) {
-  StridedTensor ops[2] = {i == 0 ? read : operand_read(f, m, 0),
-                          i == 1 ? read : operand_read(f, m, 1)};
+  const StridedTensor ops[2] = {i == 0 ? read : operand_read(f, m, 0),
+                                i == 1 ? read : operand_read(f, m, 1)};
   const Value& r = f.value(m.outs[0]);
   const StridedTensor c = m.attrs.result_view.active()
                               ? StridedTensor{m.attrs.result_view.shape, m.attrs.result_view.memory}
-                              : StridedTensor{r.shape, row_major(r.shape)};
+                              : StridedTensor{r.shape, row_major_strides(r.shape)};
   return matmul_geometry(m.kind == OpKind::Linear, ops[0], ops[1], c).levels.size();
+}
+
+// The levels product m's batch needs as both operands read now.
+size_t batch_levels(const Fusion& f, const Op& m) {
+  return batch_levels(f, m, 0, operand_read(f, m, 0));
 }
 
 // A reshape as strides: dimensions equal on both sides keep theirs, a source dimension split
@@ -172,7 +176,7 @@ bool library_reads(const Strided& t, int matrix_dims) {
 bool absorb_result_permute(Fusion& f, Op& m, int k, const Op& permute) {
   const Value& r = f.value(m.outs[0]);
   const Value& out = f.value(permute.outs[0]);
-  std::vector<Expr> out_strides = row_major(out.shape);
+  std::vector<Expr> out_strides = row_major_strides(out.shape);
   Strided result{r.shape, std::vector<Expr>(r.shape.size(), Expr(0))};
   for (size_t d = 0; d < out.shape.size(); ++d)
     result.strides[static_cast<size_t>(permute.attrs.dims[d])] = out_strides[d];
@@ -195,7 +199,9 @@ ValueId expanded_operand(Fusion& f, const Op& m, size_t i, std::vector<Op>& befo
   const Value& val = f.value(v);
   const Value& r = f.value(m.outs[0]);
   const size_t matrix_dims = std::min<size_t>(2, val.shape.size());
-  const size_t lost = (f.value(m.args[0].value).rank() == 1) + (f.value(m.args[1].value).rank() == 1);
+  // The result's batch dims: its rank less M and N (a rank-1 operand lacks one of them).
+  const size_t lost =
+      (f.value(m.args[0].value).rank() == 1) + (f.value(m.args[1].value).rank() == 1);
   const size_t nb = r.shape.size() + lost - 2;
   std::vector<Expr> to(r.shape.begin(), r.shape.begin() + static_cast<std::ptrdiff_t>(nb));
   to.insert(to.end(), val.shape.end() - static_cast<std::ptrdiff_t>(matrix_dims), val.shape.end());
@@ -251,7 +257,7 @@ void absorb_operand_views(Fusion& f) {
       }
       for (size_t depth = chain.size(); depth > 0; --depth) {
         const Value& source = f.value(chain[depth - 1]->args[0].value);
-        Strided logical{source.shape, row_major(source.shape)};
+        Strided logical{source.shape, row_major_strides(source.shape)};
         Strided memory{source.shape, source.strides.empty() ? logical.strides : source.strides};
         std::string names;
         bool ok = true;
@@ -275,7 +281,7 @@ void absorb_operand_views(Fusion& f) {
       }
     }
     if (m.args[0].is_literal() || m.args[1].is_literal() ||
-        batch_levels(f, m, 0, operand_read(f, m, 0)) <= kMaxMatmulBatchLevels)
+        batch_levels(f, m) <= kMaxMatmulBatchLevels)
       continue;
     // Too many levels as the operands lie: the permute of the result is written by a kernel
     // again, and each operand is read from a row-major copy over the whole batch.
@@ -293,8 +299,7 @@ void absorb_operand_views(Fusion& f) {
       const ValueId copy = expanded_operand(f, f.ops[k], i, before[k]);
       if (copy != kNoValue) f.ops[k].args[i].value = copy;
     }
-    FUSERC_CHECK(batch_levels(f, f.ops[k], 0, operand_read(f, f.ops[k], 0)) <=
-                     kMaxMatmulBatchLevels,
+    FUSERC_CHECK(batch_levels(f, f.ops[k]) <= kMaxMatmulBatchLevels,
                  "a product's batch over row-major copies needs more than two levels");
   }
   // The permutes products now write: their results have another definition; the copies made

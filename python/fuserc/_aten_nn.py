@@ -16,7 +16,7 @@ import torch
 from . import _convert
 from ._aten_resample import _number
 from ._aten_scan import _position
-from ._aten_shape import _cast, _fit_count, _reshape_shape
+from ._aten_shape import _broadcast_shape, _cast, _fit_count, _reshape_shape
 from ._dtypes import HALF as _HALF
 from ._graph import Size, Value
 from ._symbolic import Extent, product, provably_nonnegative
@@ -287,7 +287,7 @@ def _pool_indices(ctx, x, n, kernel, stride, padding, dilation, slices, out_shap
     for t, offsets in enumerate(itertools.product(*[range(k) for k in kernel])):
         here, valid = flat[0][offsets[0]], inside[0][offsets[0]]
         for k in range(1, n):
-            shape = _broadcast(here.shape, flat[k][offsets[k]].shape)
+            shape = _broadcast_shape(ctx, [here.shape, flat[k][offsets[k]].shape])
             here = ctx.tmp("add", [here, flat[k][offsets[k]]], i64, shape)
             valid = ctx.tmp("logical_and", [valid, inside[k][offsets[k]]], torch.bool, shape)
         v = slices[t]
@@ -307,10 +307,6 @@ def _pool_indices(ctx, x, n, kernel, stride, padding, dilation, slices, out_shap
                                 here, idx], i64, out_shape)
         found = ctx.tmp("logical_or", [found, valid], torch.bool, out_shape)
     return idx
-
-
-def _broadcast(a, b):
-    return [y if x == Extent(1) else x for x, y in zip(a, b)]
 
 
 def _avg_pool(ctx, name):

@@ -65,8 +65,7 @@ def _bound(ctx, e, extent):
         w = e + extent
         if w.is_constant:
             return max(0, w.constant)
-        least = _least(w, ctx.conv.g.symbols)
-        if not provably_nonnegative(w) and (least is None or least < 0):
+        if not _nonnegative(ctx, w):
             ctx.fail(f"a slice bound {e.text()} from the end of an extent {extent.text()}, "
                      "which PyTorch clamps at 0 where it is longer, as a fuserc graph cannot")
         return _bound(ctx, w, extent)
@@ -87,6 +86,13 @@ def _least(e, symbols):
             return None
         v += c * bound
     return v
+
+
+def _nonnegative(ctx, e):
+    """Whether extent expression e is at least 0 at every binding: provably, or at its least
+    value over the symbols' ranges."""
+    least = _least(e, ctx.conv.g.symbols)
+    return provably_nonnegative(e) or (least is not None and least >= 0)
 
 
 def _slice(ctx, x, dim, start, end, step=1):
@@ -642,11 +648,7 @@ def _record_place(ctx, x, dim, start, end, squeezed):
             b = n + b.constant
         if b.is_constant and n.is_constant:
             return Extent(max(0, min(b.constant, n.constant)))
-        return b if nonnegative(b) and nonnegative(n - b) else None
-
-    def nonnegative(e):
-        least = _least(e, ctx.conv.g.symbols)
-        return provably_nonnegative(e) or (least is not None and least >= 0)
+        return b if _nonnegative(ctx, b) and _nonnegative(ctx, n - b) else None
     lo, hi = at(start, Extent(0)), at(end, n)
     if lo is None or hi is None:
         return
@@ -706,9 +708,7 @@ def _diagonal(ctx):
         other = b if out[-1] == a else a if out[-1] == b else None
     except ExportError:  # the lesser changes between the traces
         other = None
-    least = None if other is None else _least(other - out[-1], ctx.conv.g.symbols)
-    if other is None or not (provably_nonnegative(other - out[-1]) or
-                             (least is not None and least >= 0)):
+    if other is None or not _nonnegative(ctx, other - out[-1]):
         ctx.fail(f"a diagonal of length min({a.text()}, {b.text()}), which a fuserc graph "
                  "cannot state where either may be the lesser (give both dims one symbol, or "
                  "ranges that order them)")

@@ -203,7 +203,7 @@ def _instead(own):
                 bound = inspect.signature(own).bind(*args, **kwargs)
             except TypeError:
                 return original(*args, **kwargs)
-            if not all(isinstance(a, torch.Tensor) for a in bound.args[:2]):
+            if not bound.args or not isinstance(bound.args[0], torch.Tensor):
                 return original(*args, **kwargs)
             out = own(*bound.args, **bound.kwargs)
             return original(*args, **kwargs) if out is None else out
@@ -250,17 +250,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + ret * (label_smoothing / input.shape[class_dim])
 
 
-def _padding(original):
-    def call(*args, **kwargs):
-        mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
-        x = args[0] if args else kwargs.get("input")
-        pad = args[1] if len(args) > 1 else kwargs.get("pad")
-        if mode == "circular" and isinstance(x, torch.Tensor) and pad is not None:
-            out = circular_pad(x, pad)
-            if out is not None:
-                return out
-        return original(*args, **kwargs)
-    return call
+def pad(input, pad, mode="constant", value=None):
+    """F.pad in circular mode (`circular_pad`); None for the other modes, PyTorch's own."""
+    return circular_pad(input, pad) if mode == "circular" else None
 
 
 class PythonOps:
@@ -286,7 +278,7 @@ class PythonOps:
                 (torch, "cdist", torch.cdist, "cdist" in vars(torch))]
         for owner, name, original, _ in more:
             setattr(owner, name, _replaced(name, original))
-        for name, wrap in (("pad", _padding), ("embedding_bag", _instead(embedding_bag)),
+        for name, wrap in (("pad", _instead(pad)), ("embedding_bag", _instead(embedding_bag)),
                            ("gaussian_nll_loss", _instead(gaussian_nll_loss)),
                            ("cross_entropy", _instead(cross_entropy))):
             more.append((functional, name, getattr(functional, name), name in vars(functional)))

@@ -1313,7 +1313,8 @@ class ProbeFixesTest(unittest.TestCase):
         pkg(mine, y)
         into(theirs, y)
         torch.testing.assert_close(mine, theirs)
-        with self.assertRaisesRegex(fuserc.ExportError, r"input 'x' is empty \(shape \[1, 0, 3\]\)"):
+        with self.assertRaisesRegex(fuserc.ExportError,
+                                    r"input 'x' is empty \(shape \[1, 0, 3\]\)"):
             fuserc.export(lambda x: x.exp(), (torch.randn(1, 0, 3),))
         with self.assertRaisesRegex(fuserc.ExportError, "returns a tensor nothing writes"):
             fuserc.export(lambda x: torch.empty_like(x), (x,))
