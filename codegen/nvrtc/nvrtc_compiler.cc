@@ -147,10 +147,13 @@ void take_outcome(Job& j, const std::string& bytes) {
 }
 
 // Runs the jobs that were not cached, the longest sources first (so that no long compilation
-// is left to run alone at the end), reporting progress per kernel. With more than one job at
-// a time they run in forked worker processes (core/base/worker_processes.h): NVRTC serialises
-// part of concurrent compilations in one process (on 2 cores, 2 threads compiled a 12-job graph
-// 1.6x faster than 1, 2 processes 1.9x); threads are the fallback when fork fails.
+// is left to run alone at the end), reporting progress per kernel. They run in forked worker
+// processes (core/base/worker_processes.h), also a single job: NVRTC serialises part of
+// concurrent compilations in one process (on 2 cores, 2 threads compiled a 12-job graph 1.6x
+// faster than 1, 2 processes 1.9x), and a worker keeps NVRTC's state out of this process (its
+// memory, the thread-local storage of the libraries it loads, which LeakSanitizer's tracer
+// crashed on at exit after one in-process recompilation) and turns a crash inside NVRTC into
+// an error message. Threads of this process are the fallback when fork fails.
 void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
   std::vector<Job*> todo;
   std::map<const KernelSummary*, int> left;  // jobs left per kernel
@@ -174,27 +177,26 @@ void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
     if (--left[j.kernel] == 0 && options.progress) options.progress(++kernels_done, kernels_total);
   };
   const int parallel = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
-  if (parallel > 1) {
-    WorkerRun run = run_in_worker_processes(
-        todo.size(), parallel,
-        [&](size_t i) {
-          run_job(*todo[i], options);
-          return job_outcome(*todo[i]);
-        },
-        [&](size_t i, std::string&& bytes) {
-          take_outcome(*todo[i], bytes);
-          std::lock_guard<std::mutex> lock(mutex);
-          finished(*todo[i]);
-        });
-    if (run.started) {
-      for (size_t i = 0; i < todo.size(); ++i)
-        if (!run.finished[i])
-          todo[i]->error = "the NVRTC compilation of kernel " + todo[i]->kernel->name + " for sm_" +
-                           std::to_string(todo[i]->arch) + " did not finish: " +
-                           (run.problem.empty() ? "its worker process died" : run.problem);
-      return;
-    }
+  WorkerRun run = run_in_worker_processes(
+      todo.size(), parallel,
+      [&](size_t i) {
+        run_job(*todo[i], options);
+        return job_outcome(*todo[i]);
+      },
+      [&](size_t i, std::string&& bytes) {
+        take_outcome(*todo[i], bytes);
+        std::lock_guard<std::mutex> lock(mutex);
+        finished(*todo[i]);
+      });
+  if (run.started) {
+    for (size_t i = 0; i < todo.size(); ++i)
+      if (!run.finished[i])
+        todo[i]->error = "the NVRTC compilation of kernel " + todo[i]->kernel->name + " for sm_" +
+                         std::to_string(todo[i]->arch) + " did not finish: " +
+                         (run.problem.empty() ? "its worker process died" : run.problem);
+    return;
   }
+  // fork failed: threads of this process
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < todo.size(); i = next++) {

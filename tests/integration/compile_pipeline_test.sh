@@ -73,12 +73,7 @@ same ref1.fpkg home.fpkg "cache under ~/.cache"
 entry=$(find cache-a/nvrtc -type f -regextype posix-extended -regex '.*/[0-9a-f]{32}' -size +2k | head -1)
 [ -n "$entry" ] || fail "no cache entry found"
 printf 'garbage' | dd of="$entry" bs=1 seek=100 conv=notrunc status=none
-# Under ASan, this run's leak scan is off: recompiling one kernel in-process leaves NVRTC's
-# dynamically loaded TLS in a state LeakSanitizer's tracer crashes on while scanning it
-# ("Tracer caught signal 11", a fatal error of LSan itself, for some kernels and not others:
-# it depends on which entry `find` lists first). ASan's other checks stay on.
-ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-  "$fuserc" compile "$g1" -o damaged.fpkg --cache-dir cache-a -q
+"$fuserc" compile "$g1" -o damaged.fpkg --cache-dir cache-a -q
 same ref1.fpkg damaged.fpkg "a damaged cache entry"
 stats=$("$fuserc" cache stats --cache-dir cache-a)
 grep -q "damaged entries discarded 1 " <<<"$stats" || fail "the damaged entry was not counted: $stats"
