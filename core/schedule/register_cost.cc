@@ -44,8 +44,10 @@ int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind
     if (op.kind == OpKind::Max || op.kind == OpKind::Min || op.kind == OpKind::Amax ||
         op.kind == OpKind::Amin)
       t = f.value(r.input).dtype;
+    // Welford's state is fz_welford (codegen/cuda/preamble.cuh): mean, m2, count, sum and the
+    // mean's rounding error.
     bool welford = op.kind == OpKind::Var || op.kind == OpKind::VarMean;
-    regs += (welford ? 3 : 1) * (is_float(t) ? words(t) : 2);
+    regs += (welford ? 5 : 1) * (is_float(t) ? words(t) : 2);
   }
   if (kind != SchedulerKind::Normalization) {
     // Side outputs (written during the pass) hold vectors as a pointwise kernel's do.

@@ -141,6 +141,24 @@ TEST_CASE("sibling groups reading the same input merge only when safe and of one
   CHECK(outputs == 40);
 }
 
+TEST_CASE("the register estimate counts Welford's five words of state per variance",
+          "[segment][registers]") {
+  const std::string sym = R"("N": {"hint": 64}, "M": {"hint": 256})";
+  auto registers_of = [&](const std::string& dtype, const std::string& op) {
+    const std::string x = R"({"name": "x", "dtype": ")" + dtype + R"(", "shape": ["N", "M"]})";
+    Segmented r = segment(graph("r", sym, x,
+                                R"({"op": ")" + op +
+                                    R"(", "args": ["x"], "dims": [1], "out": "r"})",
+                                R"("r")"));
+    REQUIRE(r.s.segments.size() == 1);
+    const Segment& seg = r.s.segments[0];
+    return estimated_registers(r.f, seg, seg.scheduler, HeuristicHints::from(r.f));
+  };
+  // fz_welford holds mean, m2, count, sum and the mean's rounding error; a sum holds one.
+  CHECK(registers_of("f32", "var") - registers_of("f32", "sum") == 4);
+  CHECK(registers_of("f64", "var") - registers_of("f64", "sum") == 8);
+}
+
 TEST_CASE("pointwise work on a reduction's domain rides its pass when that saves bytes",
           "[segment][side_outputs]") {
   const std::string sym = R"("N": {"hint": 64}, "M": {"hint": 256})";
