@@ -15,7 +15,7 @@ import traceback
 import torch
 import torch.utils._pytree as pytree
 
-from . import _decomp, _symbolic
+from . import _decomp, _patches, _symbolic
 from ._dtypes import NAME_OF
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
@@ -363,7 +363,7 @@ def _trace_once(fn, inputs, dynamic, tracer, what, sz, k):
         fn = _with_sizes(fn, sized, len(args))
         args = [a for j, a in enumerate(args) if j not in sized]
     try:
-        with _decomp.PythonOps():
+        with _patches.PythonOps():
             t = _trace_export(fn, args) if tracer == "export" else _trace_make_fx(fn, args)
         if sized:
             kept = [j for j in range(len(inputs)) if j not in sized]
