@@ -262,8 +262,8 @@ def _pixel_shuffle(ctx, name):
 def _prelu(ctx):
     """prelu: x where x > 0, else weight * x, the weight per channel (dim 1) or one number."""
     x, w = ctx.tensor(0), ctx.tensor(1)
-    if w.rank == x.rank and w.rank != 1:
-        pass  # PyTorch 2's _prelu_kernel: the weight already shaped to broadcast ([1, C, 1, 1])
+    if w.rank == 0 or (w.rank == x.rank and w.rank != 1):
+        pass  # one number, or PyTorch 2's _prelu_kernel: the weight shaped to broadcast
     elif w.rank != 1:
         ctx.fail(f"prelu with a weight of rank {w.rank} for an input of rank {x.rank}")
     elif w.shape[0] == Extent(1) or x.rank < 2:

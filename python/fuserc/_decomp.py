@@ -1,18 +1,20 @@
 """Owns fuserc's own decompositions, in ATen ops the converter reads, of ops for which PyTorch's
-decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops: vector norms
-(F.normalize, x.norm(), torch.linalg.vector_norm), nan_to_num, softshrink and hardshrink,
-smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13 has none) and
-grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8), any / all /
-nansum, aminmax, fmin / fmax, dist and linspace, trace, diag, diag_embed and rot90,
-bucketize and searchsorted, logaddexp(2), hypot, heaviside, count_nonzero, cross, kthvalue,
-median and nanmedian (from a sort), histc, block_diag, the multi-class margin losses and
-max unpooling; and torch.full's dtype from its fill value, which 1.13's fake tensors get
-wrong. _trace.py hands them to make_fx with PyTorch's decompositions of other ops (the patches
-of Python-level functions, which no decomposition table reaches, are _patches.py). Imports
-nothing of fuserc."""
+decomposition table (torch._decomp, on 1.13 its torch._refs) gives `prims.*` ops or none:
+vector norms (F.normalize, x.norm(), torch.linalg.vector_norm) and renorm, nan_to_num,
+softshrink and hardshrink, smooth_l1_loss (1.13 has none) and huber_loss, F.affine_grid (1.13
+has none) and grid_sample (PyTorch's, its reflection parity taken in int32 rather than int8),
+any / all / nansum, aminmax, fmin / fmax, dist and linspace, trace, diag, diag_embed and rot90,
+bucketize and searchsorted, count_nonzero, cross, kthvalue, median and nanmedian (from a sort),
+histc, block_diag, the multi-class margin losses and max unpooling; and torch.full's dtype from
+its fill value, which 1.13's fake tensors get wrong. table() adds the elementwise math of
+_decomp_elementwise.py and the indexing ops of _decomp_indexing.py. _trace.py hands them to
+make_fx with PyTorch's decompositions of other ops (the patches of Python-level functions,
+which no decomposition table reaches, are _patches.py). Imports only those two of fuserc."""
 import math
 
 import torch
+
+from . import _decomp_elementwise, _decomp_indexing
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -53,6 +55,18 @@ def norm(x, p=2, dim=None, keepdim=False, *, dtype=None):
     """aten.norm's overloads (Scalar, ScalarOpt_dim, ScalarOpt_dtype, ScalarOpt_dim_dtype):
     p None is 2."""
     return _vector_norm(x, 2 if p is None else p, dim, keepdim, dtype)
+
+
+def renorm(x, p, dim, maxnorm):
+    """Each slice along `dim` whose p-norm exceeds maxnorm scaled to maxnorm / (norm + 1e-7),
+    as PyTorch's kernel (in f32 for 16-bit floats)."""
+    out_dtype = x.dtype
+    w = x.to(torch.float32) if x.dtype in _HALF else x
+    dim = dim % max(x.dim(), 1)
+    dims = [d for d in range(x.dim()) if d != dim]
+    norm = _vector_norm(w, p, dims, True) if dims else w.abs()
+    factor = torch.where(norm > maxnorm, maxnorm / (norm + 1e-7), torch.ones_like(norm))
+    return (w * factor).to(out_dtype)
 
 
 def nan_to_num(x, nan=None, posinf=None, neginf=None):
@@ -364,38 +378,6 @@ def searchsorted(seq, values, *, out_int32=False, right=False, side=None, sorter
     return _sorted_position(seq, values, right or side == "right", out_int32)
 
 
-def logaddexp(a, b):
-    """log(exp(a) + exp(b)) as PyTorch computes it: the larger plus log1p(exp(-|a - b|)), and
-    a itself where both are the same infinity."""
-    r = torch.maximum(a, b) + torch.log1p(torch.exp(-(a - b).abs()))
-    return torch.where(torch.isinf(a) & (a == b), a, r)
-
-
-def logaddexp2(a, b):
-    r = torch.maximum(a, b) + torch.log1p(torch.exp2(-(a - b).abs())) * (1 / math.log(2))
-    return torch.where(torch.isinf(a) & (a == b), a, r)
-
-
-def hypot(a, b):
-    """sqrt(a^2 + b^2) without overflow: in f64 for narrower floats (one rounding at the end),
-    scaled by the larger magnitude for f64."""
-    dtype = torch.result_type(a, b)
-    if dtype != torch.float64:
-        a, b = a.to(torch.float64), b.to(torch.float64)
-        return torch.sqrt(a * a + b * b).to(dtype)
-    a, b = a.abs(), b.abs()
-    big, small = torch.maximum(a, b), torch.minimum(a, b)
-    q = torch.where(big > 0, small / big, torch.zeros_like(big))
-    r = big * torch.sqrt(1 + q * q)
-    return torch.where(torch.isinf(a) | torch.isinf(b), torch.full_like(r, math.inf), r)
-
-
-def heaviside(x, values):
-    """0 where x < 0 (or NaN), `values` where x == 0, 1 where x > 0."""
-    dtype = torch.result_type(x, values)
-    return torch.where(x == 0, values.to(dtype), (x > 0).to(dtype))
-
-
 def count_nonzero(x, dim=None):
     return (x != 0).sum(dim) if dim is not None else (x != 0).sum()
 
@@ -544,6 +526,7 @@ def table():
             if op is not None:
                 out[op] = fn
     out[aten.full.default] = full
+    out[aten.renorm.default] = renorm
     out[aten.smooth_l1_loss.default] = smooth_l1_loss
     out[aten.huber_loss.default] = huber_loss
     out[aten.affine_grid_generator.default] = affine_grid_generator
@@ -564,8 +547,7 @@ def table():
         packet = getattr(aten, op, None)
         if packet is not None and hasattr(packet, "default"):
             out[packet.default] = max_unpool
-    for op, fn in (("logaddexp", logaddexp), ("logaddexp2", logaddexp2), ("hypot", hypot),
-                   ("heaviside", heaviside), ("linalg_cross", linalg_cross),
+    for op, fn in (("linalg_cross", linalg_cross),
                    ("kthvalue", kthvalue), ("histc", histc), ("block_diag", block_diag),
                    ("multi_margin_loss", multi_margin_loss),
                    ("multilabel_margin_loss_forward", multilabel_margin_loss_forward)):
@@ -583,6 +565,8 @@ def table():
             op = getattr(packet, overload, None)
             if op is not None:
                 out[op] = fn
+    out.update(_decomp_elementwise.entries())
+    out.update(_decomp_indexing.entries())
     out[aten.logsumexp.default] = logsumexp
     out[aten.mish.default] = mish
     for op, fn in (("_trilinear", trilinear), ("channel_shuffle", channel_shuffle),

@@ -153,7 +153,8 @@ class ExportTest(unittest.TestCase):
         pkg_dir = os.path.dirname(fuserc.__file__)
         layers = ["export", "_module", "_aten", "_aten_nn", "_aten_resample", "_aten_attention",
                   "_aten_norm", "_aten_products", "_aten_shape",
-                  "_convert", "_trace", "_decomp", "_patches", "_graph", "_symbolic", "_arguments"]
+                  "_convert", "_trace", "_decomp", "_decomp_elementwise", "_decomp_indexing",
+                  "_patches", "_graph", "_symbolic", "_arguments"]
         for k, mod in enumerate(layers):
             with open(os.path.join(pkg_dir, mod + ".py")) as f:
                 tree = ast.parse(f.read())
@@ -1141,6 +1142,58 @@ class ProbeFixesTest(unittest.TestCase):
         with self.assertRaisesRegex(fuserc.ExportError, "with a sorter"):
             fuserc.export(lambda s, v, o: torch.searchsorted(s, v, sorter=o),
                           (b, x, torch.arange(4)))
+
+    def test_elementwise_math_that_decomposes(self):
+        """Ops that were refused, now decomposed (fuserc's _decomp_elementwise), each output
+        with PyTorch's dtype and values at its edge cases: deg2rad of ints, sinc of bf16 near
+        the integers (rounded per step as PyTorch's kernel), copysign by -0.0 and NaN,
+        isposinf of ints, angle, xlog1py and entr at 0, NaN and infinities, an in-place
+        rad2deg_, prelu with one number as its weight."""
+        torch.manual_seed(0)
+        x, y = torch.randn(4, 6), torch.randn(4, 6)
+        x[0, 0], x[0, 1], x[1, 1], x[2, 2], x[2, 3] = 0.0, -0.0, math.nan, math.inf, -math.inf
+        y[0, 2], y[3, 3], y[1, 4], y[2, 5] = -0.0, math.nan, -1.0, -math.nan
+        xi = torch.randint(-5, 5, (4, 6))
+        near = torch.arange(-16, 16).bfloat16() / 4 + torch.randn(32).bfloat16() / 64
+
+        def f(x, y, xi, near, w):
+            r = x.clone()
+            return (torch.deg2rad(xi), torch.rad2deg(x), torch.sinc(x), torch.sinc(near),
+                    torch.copysign(x, y), torch.copysign(xi, y), torch.copysign(x, -0.0),
+                    torch.isposinf(x), torch.isneginf(x), torch.isposinf(xi), torch.angle(x),
+                    torch.special.xlog1py(x, y), torch.special.entr(x), r.rad2deg_(),
+                    F.prelu(x, w))
+        args = (x, y, xi, near, torch.tensor(0.25))
+        pkg = fuserc.compile(f, args, arch=["sm_80"])
+        for k, (g, w) in enumerate(zip(pkg(*args), f(*args))):
+            self.assertEqual(g.dtype, w.dtype, f"output {k}")
+            torch.testing.assert_close(g, w, equal_nan=True, msg=f"output {k}")
+        signs = pkg(*args)[4]  # copysign(x, y): the sign bit of -0.0 and of a negative NaN
+        self.assertTrue(bool(signs[0, 2] <= 0) and bool(signs[2, 5] <= 0))
+
+    def test_indexing_ops_that_decompose(self):
+        """take with negative indices, narrow_copy, select_scatter, slice_scatter with a step,
+        diagonal_scatter of a 3-d tensor with dims out of order, isin (inverted), vdot and
+        renorm (fuserc's _decomp_indexing and _decomp), with the batch a symbol."""
+        torch.manual_seed(0)
+
+        def f(x, s, d, i, t):
+            return (torch.take(x, i), torch.narrow_copy(x, 1, 2, 3),
+                    torch.select_scatter(x, s[:, 0], 1, -2),
+                    torch.slice_scatter(x, s, 1, 1, 6, 2),
+                    torch.diagonal_scatter(d, x[:2, :3], 0, 2, 0),
+                    torch.isin(t, i, invert=True), torch.vdot(x[0], x[1]),
+                    torch.renorm(x, 2, 0, 1.5))
+        args = (torch.randn(4, 6), torch.randn(4, 3), torch.randn(3, 2, 4),
+                torch.tensor([[0, -1], [5, 23]]), torch.randint(-3, 25, (4, 6)))
+        pkg = fuserc.compile(f, args, dynamic={"x": {0: "B"}, "s": {0: "B"}, "t": {0: "B"}},
+                             ranges={"B": (2, 8)}, arch=["sm_80"])
+        for b in (4, 7):
+            a = (torch.randn(b, 6), torch.randn(b, 3)) + args[2:4] + \
+                (torch.randint(-3, 25, (b, 6)),)
+            for k, (g, w) in enumerate(zip(pkg(*a), f(*a))):
+                self.assertEqual(g.dtype, w.dtype, f"output {k}")
+                torch.testing.assert_close(g, w, msg=f"B={b} output {k}")
 
     def test_math_selection_and_margin_ops_that_decompose(self):
         """Ops that were refused, now decomposed (fuserc's _decomp): logaddexp with
