@@ -11,7 +11,11 @@ Two shapes:
   live   n/3 row sums of [B, N], each materialized (segment_set) and all concatenated at the
          end: n/3 intermediates alive at once, which the memory plan places side by side
          (its first fit was cubic in them before 2026-11-27: 355 ms at 40, 0.6 s for a topk of
-         32).
+         32);
+  web    a random DAG (seeded) over [N, M]: elementwise ops reading two of the last 50 results,
+         row sums subtracted back, a segment_set every tenth op, an output every thirtieth: one
+         region cut into hundreds of convex pieces whose single ops merge bottom-up (the
+         producer merges scanned every pair per merge before 2026-11-28: 5.5 min at 10,000).
 For each, `fuserc bench GRAPH --frontend-only` (parse to CUDA text, no NVRTC) runs a few times
 and the script prints the median front-end time, the segmentation stage's time (of the last
 run), the compiled kernels (every variant: 32- and 64-bit indexing count twice) and the share of
@@ -20,6 +24,7 @@ the biggest stage. A run past --timeout seconds is reported as such.
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -77,6 +82,30 @@ def live(n):
             "ops": ops, "outputs": ["y"]}
 
 
+def web(n):
+    rng = random.Random(1)
+    ops, values, outs = [], ["x"], []
+    for i in range(n):
+        a, b = rng.choice(values[-50:]), rng.choice(values[-50:])
+        r, out = rng.random(), f"t{i}"
+        if r < 0.6:
+            ops.append({"op": rng.choice(["add", "mul", "sub", "maximum"]), "args": [a, b],
+                        "out": out})
+        elif r < 0.8:
+            ops.append({"op": rng.choice(UNARY), "args": [a], "out": out})
+        elif r < 0.9:
+            ops.append({"op": "sum", "args": [a], "dims": [1], "keepdim": True, "out": f"s{i}"})
+            ops.append({"op": "sub", "args": [a, f"s{i}"], "out": out})
+        else:
+            ops.append({"op": "segment_set", "args": [a], "out": out})
+        values.append(out)
+        if rng.random() < 0.03:
+            outs.append(out)
+    return {"fuserc": 1, "name": f"web{n}", "symbols": {"N": {"hint": 1024}, "M": {"hint": 512}},
+            "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "M"]}],
+            "ops": ops, "outputs": outs + [values[-1]]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--fuserc", default="build/cmd/fuserc")
@@ -86,7 +115,7 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"{'shape':6} {'ops':>7} {'front end':>12} {'segment':>12} {'kernels':>8}  biggest stage")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in (("chain", chain), ("wide", wide), ("live", live)):
+        for name, make in (("chain", chain), ("wide", wide), ("live", live), ("web", web)):
             for n in sizes:
                 path = os.path.join(tmp, f"{name}{n}.json")
                 with open(path, "w") as f:

@@ -50,6 +50,7 @@ void add_codegen_command(CLI::App& app) {
       write_file_atomically(path("__tmp_" + k.name + ".cu"), text);
     }
     if (o->kernel_only) write_file_atomically(path("__preamble.cuh"), preamble);
+    if (o->pipeline.time_passes) std::cerr << ctx.timing_table();
   });
 }
 
