@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command-line side of issue 11: `fuserc inspect --bind hints` prints the traffic (text and
 # JSON), `fuserc dot` draws a graph (a cluster per kernel) and a package (a node per launch),
-# and `-o X.svg` gives SVG when Graphviz is installed, else one line saying so and no file.
+# and `-o X.svg` gives SVG when Graphviz is installed, else one line saying so and no file;
+# `--time-passes` prints the table of stages for `compile` and `codegen` alike.
 #
 #   dot_traffic_check.sh FUSERC GRAPH_ONE_KERNEL GRAPH_TWO_KERNELS WORKDIR
 set -euo pipefail
@@ -36,4 +37,11 @@ else
   [ "$(wc -l < "$work/svg.err")" = 1 ] || fail "more than one line"
   [ ! -e "$work/two.svg" ] || fail "a file was written"
 fi
+for cmd in "compile $two -o $work/two.fpkg -q" "codegen $two --dir $work/two_cuda"; do
+  # shellcheck disable=SC2086  # the words of one command
+  "$fuserc" $cmd --time-passes 2> "$work/passes.txt" > /dev/null
+  for stage in segment lower total; do
+    grep -qE "^$stage +[0-9]" "$work/passes.txt" || fail "fuserc ${cmd%% *} --time-passes: no '$stage' row"
+  done
+done
 echo "dot_traffic_check: ok"
