@@ -100,10 +100,12 @@ std::string NameTable::fresh(const std::string& base) {
     taken_.insert(name);
     return name;
   }
-  for (int k = 1;; ++k) {
+  int& last = last_suffix_[name];
+  for (int k = last + 1;; ++k) {
     std::string candidate = name + (k == 1 ? "_v" : "_v" + std::to_string(k));
     if (!taken(candidate)) {
       taken_.insert(candidate);
+      last = k;
       return candidate;
     }
   }

@@ -41,6 +41,9 @@ class NameTable {
 
  private:
   std::set<std::string> taken_;
+  // Per base that was taken, the last suffix number tried: names are never released, so the
+  // suffixes below it are still taken (without it, the n-th fresh name of one base tried n).
+  std::map<std::string, int> last_suffix_;
 };
 
 class ElementEmitter {

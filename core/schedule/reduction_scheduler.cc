@@ -7,9 +7,20 @@
 
 namespace fuserc {
 
+namespace {
+
+std::string phases_reason(const ReductionAnalysis& a) {
+  if (a.phases <= kMaxPhases) return "";
+  return std::to_string(a.phases) + " reductions that each need the one before (at most " +
+         std::to_string(kMaxPhases) + " passes over the rows in one kernel)";
+}
+
+}  // namespace
+
 std::string ReductionScheduler::reject_reason(const Fusion& f, const Segment& group) const {
   ReductionAnalysis a = analyze_reductions(f, group);
   if (!a.ok()) return a.error;
+  if (std::string why = phases_reason(a); !why.empty()) return why;
   // Full outputs that depend on no reduction are written during the first pass over the domain
   // (side outputs); one broadcast back from a reduction's result is a normalization's.
   for (ValueId o : a.full_outputs)
@@ -32,6 +43,7 @@ std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment
   ReductionAnalysis a = analyze_reductions(f, group);
   if (!a.ok()) return a.error;
   if (a.full_outputs.empty()) return "no result is broadcast back over the rows";
+  if (std::string why = phases_reason(a); !why.empty()) return why;
   if (!a.inner) return "the reduced rows are not contiguous";
   // A normalization kernel gives each row one block; at most kFewRows rows longer than
   // kLongRow (a batch norm's channels of N*H*W elements) would leave most of a GPU idle while

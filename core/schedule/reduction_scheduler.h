@@ -54,6 +54,13 @@ inline constexpr int64_t kMaxSplit = 4096;
 inline constexpr int64_t kFewRows = 264;
 inline constexpr int64_t kLongRow = int64_t{1} << 16;
 
+// The most phases (reductions that each need the one before: a pass over the row and a
+// block-wide reduction each) one reduction or normalization kernel takes. A layer norm's
+// backward needs 2, a softmax 1 or 2; a chain of hundreds of dependent row reductions would be
+// one kernel whose passes each recompute the chain before them (source and work growing with
+// the square of the chain), so longer chains are cut into kernels of at most this many.
+inline constexpr int kMaxPhases = 8;
+
 class ReductionScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Reduction; }

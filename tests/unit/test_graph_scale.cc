@@ -15,6 +15,8 @@
 #include "core/passes/presegmentation.h"
 #include "core/schedule/element_cost.h"
 #include "core/schedule/pointwise_scheduler.h"
+#include "core/schedule/reduction_analysis.h"
+#include "core/schedule/reduction_scheduler.h"
 #include "emulated_check.h"
 
 using namespace fuserc;
@@ -63,6 +65,23 @@ std::string chain(int n) {
   return R"({"fuserc": 1, "name": "chain", "symbols": {"N": {"hint": 64}},
              "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"]},
                         {"name": "y", "dtype": "f32", "shape": ["N"]}],
+             "ops": [)" +
+         ops + R"(], "outputs": [")" + prev + R"("]})";
+}
+
+// k dependent row normalizations of [N, M]: s = sum(t, 1); t = tanh(t - s).
+std::string normalization_chain(int k) {
+  std::string ops, prev = "x";
+  for (int i = 0; i < k; ++i) {
+    std::string n = std::to_string(i);
+    ops += std::string(i ? "," : "") + R"({"op": "sum", "args": [")" + prev +
+           R"("], "dims": [1], "keepdim": true, "out": "s)" + n + R"("},
+             {"op": "sub", "args": [")" + prev + R"(", "s)" + n + R"("], "out": "d)" + n +
+           R"("}, {"op": "tanh", "args": ["d)" + n + R"("], "out": "t)" + n + R"("})";
+    prev = "t" + n;
+  }
+  return R"({"fuserc": 1, "name": "norms", "symbols": {"N": {"hint": 256}, "M": {"hint": 1024}},
+             "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "M"]}],
              "ops": [)" +
          ops + R"(], "outputs": [")" + prev + R"("]})";
 }
@@ -184,4 +203,22 @@ TEST_CASE("deep chains: no recursion grows with the graph, kernels stay bounded"
   for (const auto& seg : c.segmented.segments) CHECK(element_cost_reason(c.fusion, seg) == "");
   // A chain cut in two runs right: the intermediate crosses the workspace.
   check_graph(chain(2500), {{{"N", 3}}, {{"N", 37}}}, {false, false});
+}
+
+TEST_CASE("dependent row reductions: kernels of bounded passes, code linear in the chain",
+          "[emulated]") {
+  // 500 of them were one normalization kernel whose passes each recomputed the chain before
+  // them (more than 5 minutes of lowering); kernels now take at most kMaxPhases.
+  auto c24 = codegen(normalization_chain(24)), c48 = codegen(normalization_chain(48));
+  CHECK(c24.segmented.segments.size() >= 24 / kMaxPhases);
+  for (const auto& seg : c48.segmented.segments) {
+    ReductionAnalysis a = analyze_reductions(c48.fusion, seg);
+    CHECK(a.phases <= kMaxPhases);
+  }
+  double r = static_cast<double>(source_bytes(c48)) / static_cast<double>(source_bytes(c24));
+  INFO("sources: 24 " << source_bytes(c24) << ", 48 " << source_bytes(c48) << " bytes");
+  CHECK(r > 1.5);
+  CHECK(r < 2.6);
+  // Cut after 8 phases, the chain computes the same values.
+  check_graph(normalization_chain(kMaxPhases + 2), {{{"N", 3}, {"M", 37}}});
 }
