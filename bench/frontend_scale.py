@@ -15,7 +15,12 @@ Two shapes:
   web    a random DAG (seeded) over [N, M]: elementwise ops reading two of the last 50 results,
          row sums subtracted back, a segment_set every tenth op, an output every thirtieth: one
          region cut into hundreds of convex pieces whose single ops merge bottom-up (the
-         producer merges scanned every pair per merge before 2026-11-28: 5.5 min at 10,000).
+         producer merges scanned every pair per merge before 2026-11-28: 5.5 min at 10,000);
+  columns n/2 columns of x sliced out, scaled and concatenated: hundreds of results alive at
+         once across kernels (the recomputation plan and the memory plan's proofs were
+         quadratic and cubic in them before 2026-11-28: 25 s at 4,000 ops);
+  norms  n/3 dependent row normalizations (s = sum(t, 1); t = tanh(t - s)): kernels of at most
+         8 passes (one kernel of n/3 passes before 2026-11-28: over 5 minutes at 1,500 ops).
 For each, `fuserc bench GRAPH --frontend-only` (parse to CUDA text, no NVRTC) runs a few times
 and the script prints the median front-end time, the segmentation stage's time (of the last
 run), the compiled kernels (every variant: 32- and 64-bit indexing count twice) and the share of
@@ -106,6 +111,32 @@ def web(n):
             "ops": ops, "outputs": outs + [values[-1]]}
 
 
+def columns(n):
+    k = max(1, n // 2)
+    ops, parts = [], []
+    for i in range(k):
+        ops.append({"op": "slice", "args": ["x"], "starts": [0, i], "ends": ["N", i + 1],
+                    "out": f"s{i}"})
+        ops.append({"op": "mul", "args": [f"s{i}", i + 0.5], "out": f"t{i}"})
+        parts.append(f"t{i}")
+    ops.append({"op": "cat", "args": parts, "dim": 1, "out": "y"})
+    return {"fuserc": 1, "name": f"columns{n}", "symbols": {"N": {"hint": 256}},
+            "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", k]}],
+            "ops": ops, "outputs": ["y"]}
+
+
+def norms(n):
+    ops, prev = [], "x"
+    for i in range(max(1, n // 3)):
+        ops.append({"op": "sum", "args": [prev], "dims": [1], "keepdim": True, "out": f"s{i}"})
+        ops.append({"op": "sub", "args": [prev, f"s{i}"], "out": f"d{i}"})
+        ops.append({"op": "tanh", "args": [f"d{i}"], "out": f"t{i}"})
+        prev = f"t{i}"
+    return {"fuserc": 1, "name": f"norms{n}", "symbols": {"N": {"hint": 256}, "M": {"hint": 1024}},
+            "inputs": [{"name": "x", "dtype": "f32", "shape": ["N", "M"]}],
+            "ops": ops, "outputs": [prev]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--fuserc", default="build/cmd/fuserc")
@@ -115,7 +146,8 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"{'shape':6} {'ops':>7} {'front end':>12} {'segment':>12} {'kernels':>8}  biggest stage")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in (("chain", chain), ("wide", wide), ("live", live), ("web", web)):
+        for name, make in (("chain", chain), ("wide", wide), ("live", live), ("web", web),
+                           ("columns", columns), ("norms", norms)):
             for n in sizes:
                 path = os.path.join(tmp, f"{name}{n}.json")
                 with open(path, "w") as f:

@@ -97,6 +97,13 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
   // candidate that overlaps a live buffer at one binding in range (the symbols' hints) is
   // passed over without one: each candidate costs a binary search among the live buffers
   // sorted by offset at that binding, and proofs are left for the candidate that fits there.
+  // Proofs cost about the size of the offsets compared: with hundreds of intermediates alive at
+  // once (a cat of a thousand kernels' results), trying every candidate against every live
+  // buffer was cubic. Past kMaxProofsPerBuffer comparisons for one buffer (or live buffers), it
+  // goes at `top`, an offset provably above every live buffer (kept with two comparisons per
+  // buffer placed).
+  constexpr int kMaxProofsPerBuffer = 512;
+  Expr top(0);
   const SymbolLookup at_hints = hint_binding(f);
   std::vector<NumericSpan> span(plan.buffers.size());
   std::vector<Expr> end_of(plan.buffers.size());  // an intermediate's offset + aligned size
@@ -128,35 +135,50 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
     };
     // Whether [offset, offset + size) provably clears every live buffer: below it or above it,
     // trying first (or only, where the hints decide) the side it lies on at the hints.
+    int proofs = 0;
+    auto proves = [&](const Expr& a, const Expr& c) {
+      ++proofs;
+      return le(a, c).is_const(1);
+    };
     auto clears = [&](const Expr& offset, std::optional<int64_t> lo) {
       if (overlaps_at_hints(lo)) return false;
       const Expr end = offset + size;
       for (int o : alive) {
+        if (proofs > kMaxProofsPerBuffer) return false;
         const NumericSpan& sp = span[o];
         const bool numeric = lo && size_at_hints && sp.known;
         const bool may_be_below = !numeric || *lo + *size_at_hints <= sp.begin;
         const bool may_be_above = !numeric || sp.end <= *lo;
-        if (may_be_below && le(end, plan.buffers[o].offset).is_const(1)) continue;
-        if (may_be_above && le(end_of[o], offset).is_const(1)) continue;
+        if (may_be_below && proves(end, plan.buffers[o].offset)) continue;
+        if (may_be_above && proves(end_of[o], offset)) continue;
         return false;
       }
       return true;
     };
-    bool placed = clears(Expr(0), 0);
+    // Each live buffer takes a proof at least: past the bound, none is tried.
+    if (alive.size() > static_cast<size_t>(kMaxProofsPerBuffer)) proofs = kMaxProofsPerBuffer + 1;
+    bool placed = proofs <= kMaxProofsPerBuffer && clears(Expr(0), 0);
     if (placed) b.offset = Expr(0);
-    for (size_t j = 0; j < alive.size() && !placed; ++j) {
+    for (size_t j = 0; j < alive.size() && !placed && proofs <= kMaxProofsPerBuffer; ++j) {
       const NumericSpan& sp = span[alive[j]];
       if (clears(end_of[alive[j]], sp.known ? std::optional<int64_t>(sp.end) : std::nullopt)) {
         b.offset = end_of[alive[j]];
         placed = true;
       }
     }
-    if (!placed) {
+    if (!placed && proofs > kMaxProofsPerBuffer) {
+      b.offset = top;
+    } else if (!placed) {
       Expr after_all(0);
       for (int o : alive) after_all = max(after_all, end_of[o]);
       b.offset = after_all;
     }
     end_of[intermediates[i]] = b.offset + size;
+    // `top` stays above every buffer placed so far, so above every live one.
+    if (le(top, end_of[intermediates[i]]).is_const(1))
+      top = end_of[intermediates[i]];
+    else if (!le(end_of[intermediates[i]], top).is_const(1))
+      top = max(top, end_of[intermediates[i]]);
     std::optional<int64_t> lo = evaluate_or_none(b.offset, at_hints);
     if (lo && size_at_hints) span[intermediates[i]] = NumericSpan{true, *lo, *lo + *size_at_hints};
     plan.workspace_bytes = max(plan.workspace_bytes, b.offset + size);

@@ -60,7 +60,8 @@ void merge_producers(GroupGraph& g, std::set<int>& members, const SegmentContext
   auto consider = [&](int p, int c) {
     Segment s = g.merged_segment(p, c);
     if (first_accepting(f, s, ctx.schedulers) == nullptr) return;
-    Bytes gain = saving(bytes_of(p), bytes_of(c), traffic_bytes(f, group_traffic(f, s), ctx.points));
+    Bytes gain =
+        saving(bytes_of(p), bytes_of(c), traffic_bytes(f, group_traffic(f, s), ctx.points));
     if (!worth_merging(gain)) return;
     queue.push(Candidate{std::move(gain), p, c, g.version(p), g.version(c)});
   };

@@ -22,6 +22,11 @@ namespace {
 constexpr size_t kMaxRecomputed = 16;
 // Rounds of segmentation and recomputation.
 constexpr int kRounds = 3;
+// Per reader kernel, at most this many candidate tensors are checked (a scheduler's verdict and
+// the bytes of the kernel with the cone, each linear in the kernel): those that save the most
+// by a first estimate (the tensor's bytes less those of the cone's new reads). A kernel reading
+// a thousand slices of another's results cost a million op visits without the bound.
+constexpr size_t kMaxCandidatesPerReader = 16;
 // A recomputation reads the cone's operands instead of its result: at the symbols' minimum
 // (extents of 1) that can be a few bytes more, which no launch notices. Losses up to this many
 // bytes at the bounds are tolerated; at the hints it must save.
@@ -89,35 +94,59 @@ std::vector<Recompute> plan(const Fusion& f, const SegmentedFusion& s,
   std::map<ValueId, std::vector<Recompute>> by_tensor;
   for (size_t c = 0; c < s.segments.size(); ++c) {
     const Segment& seg = s.segments[c];
+    struct Candidate {
+      ValueId t;
+      std::vector<int> cone;
+      std::set<ValueId> made, needed;
+      Bytes estimate;
+    };
+    std::vector<Candidate> candidates;
     for (ValueId t : seg.inputs) {
       int def = f.value(t).def_op;
       if (def < 0) continue;
-      std::vector<int> cone = cone_of(f, t, segment_of, segment_of[def]);
-      if (cone.empty()) continue;
-      std::set<ValueId> made, needed;
-      for (int k : cone)
-        for (ValueId o : f.ops[k].outs) made.insert(o);
-      for (int k : cone)
+      Candidate cand{t, cone_of(f, t, segment_of, segment_of[def]), {}, {}, {}};
+      if (cand.cone.empty()) continue;
+      for (int k : cand.cone)
+        for (ValueId o : f.ops[k].outs) cand.made.insert(o);
+      for (int k : cand.cone)
         for (const auto& a : f.ops[k].args)
-          if (!a.is_literal() && !made.count(a.value)) needed.insert(a.value);
+          if (!a.is_literal() && !cand.made.count(a.value)) cand.needed.insert(a.value);
       bool safe = true;
-      for (ValueId v : needed) safe = safe && !in_place_input(f, v);
+      for (ValueId v : cand.needed) safe = safe && !in_place_input(f, v);
       if (!safe) continue;
+      cand.estimate = read_bytes(f, t, {}, at);
+      for (ValueId v : cand.needed) {
+        if (std::binary_search(seg.inputs.begin(), seg.inputs.end(), v)) continue;
+        Bytes more = read_bytes(f, v, {}, at);
+        for (size_t i = 0; i < more.size(); ++i) cand.estimate[i] -= more[i];
+      }
+      candidates.push_back(std::move(cand));
+    }
+    if (candidates.size() > kMaxCandidatesPerReader) {
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const Candidate& a, const Candidate& b) {
+                         return b.estimate < a.estimate;
+                       });
+      candidates.resize(kMaxCandidatesPerReader);
+    }
+    Bytes before;  // the reader's bytes as it is (computed once, when a candidate is accepted)
+    for (Candidate& cand : candidates) {
       // The reader with the cone: it reads what the cone needs instead of what the cone makes.
       Segment with;
       with.ops = seg.ops;
-      with.ops.insert(with.ops.end(), cone.begin(), cone.end());
+      with.ops.insert(with.ops.end(), cand.cone.begin(), cand.cone.end());
       std::sort(with.ops.begin(), with.ops.end());
-      std::set<ValueId> inputs(needed);
+      std::set<ValueId> inputs(cand.needed);
       for (ValueId v : seg.inputs)
-        if (!made.count(v)) inputs.insert(v);
+        if (!cand.made.count(v)) inputs.insert(v);
       with.inputs.assign(inputs.begin(), inputs.end());
       with.outputs = seg.outputs;
       if (!first_accepting(f, with, schedulers)) continue;
-      Bytes gain = traffic_bytes(f, group_traffic(f, seg), at);
+      if (before.empty()) before = traffic_bytes(f, group_traffic(f, seg), at);
+      Bytes gain = before;
       Bytes after = traffic_bytes(f, group_traffic(f, with), at);
       for (size_t i = 0; i < gain.size(); ++i) gain[i] -= after[i];
-      by_tensor[t].push_back(Recompute{t, static_cast<int>(c), cone, gain});
+      by_tensor[cand.t].push_back(Recompute{cand.t, static_cast<int>(c), cand.cone, gain});
     }
   }
   // A tensor no kernel but its writer needs then is not written either, and a writer that
