@@ -2,6 +2,7 @@
 """Front-end time of fuserc on generated graphs of 100, 1,000 and 10,000 ops (figures, not a test).
 
     bench/frontend_scale.py [--fuserc build/cmd/fuserc] [--sizes 100,1000,10000] [--timeout 600]
+                            [--shapes chain,wide,live,web,columns,norms]
 
 Two shapes:
   chain  n elementwise ops, each reading the previous result (and every other one the second
@@ -142,12 +143,18 @@ def main():
     p.add_argument("--fuserc", default="build/cmd/fuserc")
     p.add_argument("--sizes", default="100,1000,10000")
     p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--shapes", default="chain,wide,live,web,columns,norms")
     a = p.parse_args()
+    makers = {"chain": chain, "wide": wide, "live": live, "web": web, "columns": columns,
+              "norms": norms}
+    unknown = [s for s in a.shapes.split(",") if s not in makers]
+    if unknown:
+        p.error(f"unknown shape {unknown[0]} (the shapes: {', '.join(makers)})")
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"{'shape':6} {'ops':>7} {'front end':>12} {'segment':>12} {'kernels':>8}  biggest stage")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in (("chain", chain), ("wide", wide), ("live", live), ("web", web),
-                           ("columns", columns), ("norms", norms)):
+        for name in a.shapes.split(","):
+            make = makers[name]
             for n in sizes:
                 path = os.path.join(tmp, f"{name}{n}.json")
                 with open(path, "w") as f:
