@@ -342,33 +342,78 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
       return add(std::move(n));
     }
     case OpKind::Cat: {
-      // Nested conditions from the last operand backwards.
+      // The operand whose range holds the coordinate: conditions nested from the last operand
+      // backwards, and past kCatChain operands a balanced tree of them (a search of depth
+      // log n: a cat of thousands of tensors nested as deep in the source, which NVRTC took
+      // superlinear time on, and compared that many times per element). An explicit stack, no
+      // recursion.
+      constexpr size_t kCatChain = 16;
       std::vector<Expr> ends;
       Expr pos(0);
       for (size_t i = 0; i < op.args.size(); ++i) {
         pos = pos + arg(i).shape[a.dim];
         ends.push_back(pos);
       }
-      int result = -1;
-      for (int i = static_cast<int>(op.args.size()) - 1; i >= 0; --i) {
-        int x = promote(arg_nodes[i], out.dtype);
-        if (result < 0) {
-          result = x;
+      // The node of operands lo..hi (a chain of conditions, the last one unconditional).
+      auto chain = [&](size_t lo, size_t hi) {
+        int result = -1;
+        for (size_t i = hi + 1; i-- > lo;) {
+          int x = promote(arg_nodes[i], out.dtype);
+          if (result < 0) {
+            result = x;
+            continue;
+          }
+          Expr cond = lt(coords[a.dim], ends[i]);
+          if (cond.is_const(1)) {
+            result = x;
+            continue;
+          }
+          ENode n;
+          n.kind = ENode::Kind::Cond;
+          n.dtype = out.dtype;
+          n.predicate = {cond};
+          n.args = {x, result};
+          result = add(std::move(n));
+        }
+        return result;
+      };
+      struct Range {
+        size_t lo, hi;
+        bool split;  // its halves are built (their nodes on `built`)
+      };
+      std::vector<Range> todo{{0, op.args.size() - 1, false}};
+      std::vector<int> built;
+      while (!todo.empty()) {
+        Range r = todo.back();
+        todo.pop_back();
+        if (r.hi - r.lo < kCatChain) {
+          built.push_back(chain(r.lo, r.hi));
           continue;
         }
-        Expr cond = lt(coords[a.dim], ends[i]);
-        if (cond.is_const(1)) {
-          result = x;
+        const size_t mid = r.lo + (r.hi - r.lo) / 2;
+        if (!r.split) {
+          todo.push_back({r.lo, r.hi, true});
+          todo.push_back({mid + 1, r.hi, false});
+          todo.push_back({r.lo, mid, false});
+          continue;
+        }
+        const int right = built.back();
+        built.pop_back();
+        const int left = built.back();
+        built.pop_back();
+        Expr cond = lt(coords[a.dim], ends[mid]);
+        if (cond.is_const(1) || cond.is_const(0)) {
+          built.push_back(cond.is_const(1) ? left : right);
           continue;
         }
         ENode n;
         n.kind = ENode::Kind::Cond;
         n.dtype = out.dtype;
         n.predicate = {cond};
-        n.args = {x, result};
-        result = add(std::move(n));
+        n.args = {left, right};
+        built.push_back(add(std::move(n)));
       }
-      return result;
+      return built.back();
     }
     case OpKind::IndexSelect:
     case OpKind::Gather: {
