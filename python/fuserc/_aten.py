@@ -266,7 +266,8 @@ def convert(ctx):  # noqa: C901 - one dispatch table
         # squeeze_, t_, ...: the tensor takes the view's shape (F.linear of a vector squeezes
         # its product so). An input or a buffer would change shape for the caller.
         root = ctx.conv._root(node.args[0])
-        if isinstance(root, torch.fx.Node) and root.op in ("placeholder", "get_attr"):
+        if isinstance(root, torch.fx.Node) and root.op in ("placeholder", "get_attr") and \
+                not _identity_view(ctx, base, r):
             ctx.fail(f"changes the shape of an input or a buffer in place ({name}), which a "
                      "fuserc graph cannot express (use the op that returns the view)")
         return Value(r.name, r.dtype, r.shape)
@@ -279,6 +280,33 @@ def convert(ctx):  # noqa: C901 - one dispatch table
             ctx.fail("an in-place update that broadcasts its target")
         r = Value(r.name, r.dtype, r.shape)
     return r
+
+
+def _identity_view(ctx, base, r):
+    """Whether an in-place shape view leaves its tensor as it was: t_ of at most one dim,
+    transpose_ of a dim with itself, a squeeze_ of no unit dim, an as_strided_ to the tensor's
+    own contiguous layout. (A transpose of two dims of one extent keeps the shape but not the
+    layout, so the shapes alone do not tell.)"""
+    x = ctx.tensor(0)
+    rank = len(x.shape)
+    args = ctx.node.args
+    if base == "t":
+        return rank <= 1
+    if base in ("transpose", "swapdims", "swapaxes"):
+        d0, d1 = args[1], args[2]
+        return rank == 0 or d0 % rank == d1 % rank
+    if base == "squeeze":
+        return list(r.shape) == list(x.shape)
+    if base == "as_strided":
+        size, stride = list(args[1]), list(args[2])
+        offset = args[3] if len(args) > 3 and args[3] is not None else 0
+        meta = _convert._meta(args[0])
+        want = [1] * len(size)
+        for d in range(len(size) - 2, -1, -1):
+            want[d] = want[d + 1] * size[d + 1]
+        return bool(meta) and meta[0] is not None and list(meta[0][0]) == size and \
+            offset == 0 and all(st == w for st, w, n in zip(stride, want, size) if n != 1)
+    return False
 
 
 def _constant(ctx):

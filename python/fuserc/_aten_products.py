@@ -180,9 +180,14 @@ def convert(ctx, name, overload):  # noqa: C901 - one dispatch table
             return ctx.emit("linear", [a, w, c], allow_tf32=_tf32(a.dtype))
         if name == "addbmm":
             _operands(ctx, a, b)
-            p = ctx.tmp("matmul", [a, b], a.dtype, [a.shape[0], a.shape[1], b.shape[2]],
+            shape = [a.shape[1], b.shape[2]]
+            if _convert.aten_name(node.target)[0] == "addbmm_" and \
+                    (not isinstance(c, Value) or list(c.shape) != shape):
+                ctx.fail("resizes its tensor in place (PyTorch 1.13 gives it the product's "
+                         "shape), which a fuserc graph cannot express")
+            p = ctx.tmp("matmul", [a, b], a.dtype, [a.shape[0]] + shape,
                         allow_tf32=_tf32(a.dtype))
-            p = ctx.tmp("sum", [p], a.dtype, ctx.out_shape(), dims=[0])
+            p = ctx.tmp("sum", [p], a.dtype, shape, dims=[0])
         else:
             p = _product(ctx, a, b, node.args[2], ctx.out_shape())
         return _scale_add(ctx, p, alpha, c, beta)

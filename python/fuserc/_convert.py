@@ -798,7 +798,15 @@ class Converter:
         updated = [(self.inputs[i].name, self.inputs[i].value.dtype, v) for i, v in updated]
         updated += [(name, dtype, self.current[root]) for name, root, dtype in self.buffer_roots]
         graph_inputs = {i["name"] for i in self.g.inputs}
+        declared = {i["name"]: i.get("shape") for i in self.g.inputs}
         for name, dtype, v in updated:
+            was, now = declared.get(name), [e.json() for e in v.shape]
+            if was is not None and (len(was) != len(now) or any(
+                    isinstance(a, int) and isinstance(b, int) and a != b
+                    for a, b in zip(was, now))):
+                raise ExportError(f"fuserc.export: input {name!r} of shape {was} is given a "
+                                  f"value of shape {now} in place (PyTorch resizes it), which a "
+                                  "fuserc graph cannot express")
             if v.dtype != dtype:
                 v = Value(self.g.emit("cast", [v], name + "_new", dtype=dtype), dtype, v.shape)
             if v.name in graph_inputs or v.name in aliases:

@@ -400,6 +400,8 @@ def kthvalue(x, k, dim=-1, keepdim=False):
 def _median(x, dim, keepdim, ignore_nan):
     """The lower median along dim from a sort (NaN sorted last): NaN where the row holds one
     (median), or the lower median of the other elements (nanmedian; NaN where all are)."""
+    if x.dim() == 0:  # one element: itself, at index 0
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
     values, indices = torch.sort(x, dim)
     nan = torch.isnan(values)
     n = x.shape[dim]

@@ -37,11 +37,14 @@ def logaddexp2(a, b):
 
 def hypot(a, b):
     """sqrt(a^2 + b^2) without overflow: in f64 for narrower floats (one rounding at the end),
-    scaled by the larger magnitude for f64."""
+    scaled by the larger magnitude for f64; +inf where either is infinite, NaN or not."""
     dtype = torch.result_type(a, b)
     if dtype != torch.float64:
         a, b = a.to(torch.float64), b.to(torch.float64)
-        return torch.sqrt(a * a + b * b).to(dtype)
+        r = torch.sqrt(a * a + b * b)
+        # An infinite side gives +inf even beside a NaN (C's hypot).
+        return torch.where(torch.isinf(a) | torch.isinf(b), torch.full_like(r, math.inf),
+                           r).to(dtype)
     a, b = a.abs(), b.abs()
     big, small = torch.maximum(a, b), torch.minimum(a, b)
     q = torch.where(big > 0, small / big, torch.zeros_like(big))

@@ -1171,6 +1171,29 @@ class ProbeFixesTest(unittest.TestCase):
         signs = pkg(*args)[4]  # copysign(x, y): the sign bit of -0.0 and of a negative NaN
         self.assertTrue(bool(signs[0, 2] <= 0) and bool(signs[2, 5] <= 0))
 
+    def test_in_place_views_that_change_nothing_and_resizes(self):
+        """An in-place view that leaves an input as it was (t_ of a vector, transpose_ of a dim
+        with itself, as_strided_ to its own layout) exports; addbmm_ that would resize its
+        input (PyTorch 1.13 does) is refused in words. hypot with an infinite side is +inf
+        beside a NaN; the median of a 0-d tensor is itself."""
+        v, x3 = torch.randn(4), torch.randn(1, 2, 3)
+        for f, args in ((lambda a: a.t_() * 2, (v,)), (lambda a: a.transpose_(1, -2) + 1, (x3,)),
+                        (lambda a: a.as_strided_((4,), (1,)) - 1, (v,))):
+            pkg = fuserc.compile(f, tuple(t.clone() for t in args), arch=["sm_80"])
+            torch.testing.assert_close(pkg(*(t.clone() for t in args)),
+                                       f(*(t.clone() for t in args)))
+        with self.assertRaisesRegex(fuserc.ExportError, "resizes its tensor in place"):
+            fuserc.export(lambda a, b, c: a.addbmm_(b, c),
+                          (torch.randn(1), torch.randn(5, 5, 5), torch.randn(5, 5, 10)))
+        a = torch.tensor([math.inf, -math.inf, math.nan, 3.0])
+        b = torch.tensor([math.nan, math.nan, -math.inf, 4.0])
+        for dtype in (torch.float32, torch.bfloat16):
+            pkg = fuserc.compile(torch.hypot, (a.to(dtype), b.to(dtype)), arch=["sm_80"])
+            self.assertEqual(pkg(a.to(dtype), b.to(dtype)).tolist(), [math.inf] * 3 + [5.0])
+        s = torch.tensor(2.5)
+        pkg = fuserc.compile(lambda t: torch.median(t, 0), (s,), arch=["sm_80"])
+        self.assertEqual([t.item() for t in pkg(s)], [2.5, 0])
+
     def test_indexing_ops_that_decompose(self):
         """take with negative indices, narrow_copy, select_scatter, slice_scatter with a step,
         diagonal_scatter of a 3-d tensor with dims out of order, isin (inverted), vdot and
