@@ -13,6 +13,8 @@ const std::vector<FusionPass>& presegmentation_passes() {
       {"fold-casts", "cast the original value where a cast of an exact cast was", fold_casts},
       {"collapse-views", "read through one view where a view of a view was", collapse_views},
       {"noop-views", "remove views that give back their operand unchanged", remove_noop_views},
+      {"split-wide-cats", "make a cat of more than 256 tensors a cat of cats of at most 256",
+       split_wide_cats},
       {"fuse-epilogues", "apply an activation and a cast in a matrix product before it writes",
        fuse_library_epilogues},
       {"absorb-views",

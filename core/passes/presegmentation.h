@@ -29,6 +29,7 @@ void fold_batch_norm(Fusion& fusion);    // fold_batch_norm.cc
 void fold_casts(Fusion& fusion);         // fold_casts.cc
 void collapse_views(Fusion& fusion);     // collapse_views.cc
 void remove_noop_views(Fusion& fusion);  // noop_views.cc
+void split_wide_cats(Fusion& fusion);    // split_wide_cats.cc
 void fuse_library_epilogues(Fusion& fusion);  // fuse_epilogues.cc
 void absorb_operand_views(Fusion& fusion);    // absorb_views.cc
 void remove_dead_ops(Fusion& fusion);    // dead_code.cc

@@ -312,3 +312,31 @@ TEST_CASE("a cat of many tensors, some empty: a balanced search over their range
   // Every operand's elements land in its range, empty operands (Z = 0) between them too.
   check_graph(wide_cat(40), {{{"N", 3}, {"Z", 0}}, {{"N", 2}, {"Z", 1}}, {{"N", 1}, {"Z", 4}}});
 }
+
+TEST_CASE("a cat of thousands of tensors: cats of at most 256, the same values", "[passes]") {
+  // A cat of 3,000 tensors had no scheduler (one kernel would compute a value per operand, past
+  // the cost model's 2,048): the split-wide-cats pass makes cats of cats, each within bounds.
+  CompiledFusion c = codegen(columns(1200));
+  for (const Op& op : c.fusion.ops)
+    if (op.kind == OpKind::Cat) CHECK(op.args.size() <= 256);
+  CHECK(c.segmented.segments.size() > 1);
+  // The split graph computes the cat's values exactly (the reference interpreter on both).
+  Fusion whole = parse_text(wide_cat(600));
+  Fusion split = whole;
+  split_wide_cats(split);
+  verify_fusion(split);
+  size_t cats = 0;
+  for (const Op& op : split.ops) {
+    if (op.kind != OpKind::Cat) continue;
+    ++cats;
+    CHECK(op.args.size() <= 256);
+  }
+  CHECK(cats == 4);  // 600 = 256 + 256 + 88, and the cat of the three parts
+  TensorMap inputs =
+      make_random_inputs(whole, choose_symbol_values(whole, {{"N", 2}, {"Z", 1}}), 3);
+  auto want = evaluate_fusion(whole, inputs, "inputs");
+  auto got = evaluate_fusion(split, inputs, "inputs");
+  REQUIRE(want.size() == 1);
+  REQUIRE(got.size() == 1);
+  CHECK(want.begin()->second.bytes() == got.begin()->second.bytes());
+}
