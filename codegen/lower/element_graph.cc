@@ -354,6 +354,15 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
         pos = pos + arg(i).shape[a.dim];
         ends.push_back(pos);
       }
+      // `then` where `cond` (the coordinate below an operand's end) holds, else `otherwise`.
+      auto below = [&](const Expr& cond, int then, int otherwise) {
+        ENode n;
+        n.kind = ENode::Kind::Cond;
+        n.dtype = out.dtype;
+        n.predicate = {cond};
+        n.args = {then, otherwise};
+        return add(std::move(n));
+      };
       // The node of operands lo..hi (a chain of conditions, the last one unconditional).
       auto chain = [&](size_t lo, size_t hi) {
         int result = -1;
@@ -364,16 +373,7 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
             continue;
           }
           Expr cond = lt(coords[a.dim], ends[i]);
-          if (cond.is_const(1)) {
-            result = x;
-            continue;
-          }
-          ENode n;
-          n.kind = ENode::Kind::Cond;
-          n.dtype = out.dtype;
-          n.predicate = {cond};
-          n.args = {x, result};
-          result = add(std::move(n));
+          result = cond.is_const(1) ? x : below(cond, x, result);
         }
         return result;
       };
@@ -402,16 +402,9 @@ int ElementGraph::view(const Op& op, const Value& out, const std::vector<Expr>& 
         const int left = built.back();
         built.pop_back();
         Expr cond = lt(coords[a.dim], ends[mid]);
-        if (cond.is_const(1) || cond.is_const(0)) {
-          built.push_back(cond.is_const(1) ? left : right);
-          continue;
-        }
-        ENode n;
-        n.kind = ENode::Kind::Cond;
-        n.dtype = out.dtype;
-        n.predicate = {cond};
-        n.args = {left, right};
-        built.push_back(add(std::move(n)));
+        built.push_back(cond.is_const(1)   ? left
+                        : cond.is_const(0) ? right
+                                           : below(cond, left, right));
       }
       return built.back();
     }

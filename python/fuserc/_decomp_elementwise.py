@@ -4,10 +4,12 @@ copysign, isposinf and isneginf, angle of a real tensor, special.xlog1py and spe
 Each follows PyTorch's CPU kernel case by case (NaN, zeros, infinities, the sign of zero); ints
 and bools promote to the default float as PyTorch's do; 16-bit floats are computed in f32 and
 rounded once, as PyTorch's kernels compute them. `entries()` gives {op overload: function} for
-_decomp.table(). Imports nothing of fuserc."""
+_decomp.table() (`_overloads.py` builds it). Imports only that of fuserc."""
 import math
 
 import torch
+
+from ._overloads import overload_table
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -137,19 +139,11 @@ def entr(x):
 
 def entries():
     """{op overload: decomposition} for the ops above that the running PyTorch has."""
-    aten = torch.ops.aten
-    out = {}
-    for name, fn, overloads in (
-            ("logaddexp", logaddexp, ("default",)), ("logaddexp2", logaddexp2, ("default",)),
-            ("hypot", hypot, ("default",)), ("heaviside", heaviside, ("default",)),
-            ("deg2rad", deg2rad, ("default",)), ("rad2deg", rad2deg, ("default",)),
-            ("sinc", sinc, ("default",)), ("copysign", copysign, ("Tensor", "Scalar")),
-            ("isposinf", isposinf, ("default",)), ("isneginf", isneginf, ("default",)),
-            ("angle", angle, ("default",)), ("special_entr", entr, ("default",)),
-            ("special_xlog1py", xlog1py, ("default", "self_scalar", "other_scalar"))):
-        packet = getattr(aten, name, None)
-        for overload in overloads:
-            op = getattr(packet, overload, None) if packet is not None else None
-            if op is not None:
-                out[op] = fn
-    return out
+    return overload_table((
+        ("logaddexp", logaddexp, ("default",)), ("logaddexp2", logaddexp2, ("default",)),
+        ("hypot", hypot, ("default",)), ("heaviside", heaviside, ("default",)),
+        ("deg2rad", deg2rad, ("default",)), ("rad2deg", rad2deg, ("default",)),
+        ("sinc", sinc, ("default",)), ("copysign", copysign, ("Tensor", "Scalar")),
+        ("isposinf", isposinf, ("default",)), ("isneginf", isneginf, ("default",)),
+        ("angle", angle, ("default",)), ("special_entr", entr, ("default",)),
+        ("special_xlog1py", xlog1py, ("default", "self_scalar", "other_scalar"))))

@@ -3,8 +3,10 @@ own: take (a flat index_select), narrow_copy (a slice), select_scatter, slice_sc
 diagonal_scatter (a `where` between the tensor and the source placed by an iota comparison, so
 symbolic extents stay symbols), isin (an equality with every test element, then `any`) and vdot
 of real vectors (a product summed). `entries()` gives {op overload: function} for
-_decomp.table(). Imports nothing of fuserc."""
+_decomp.table() (`_overloads.py` builds it). Imports only that of fuserc."""
 import torch
+
+from ._overloads import overload_table
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -97,18 +99,10 @@ def vdot(a, b):
 
 def entries():
     """{op overload: decomposition} for the ops above that the running PyTorch has."""
-    aten = torch.ops.aten
-    out = {}
-    for name, fn, overloads in (
-            ("take", take, ("default",)), ("narrow_copy", narrow_copy, ("default",)),
-            ("select_scatter", select_scatter, ("default",)),
-            ("slice_scatter", slice_scatter, ("default",)),
-            ("diagonal_scatter", diagonal_scatter, ("default",)),
-            ("isin", isin, ("Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor")),
-            ("vdot", vdot, ("default",))):
-        packet = getattr(aten, name, None)
-        for overload in overloads:
-            op = getattr(packet, overload, None) if packet is not None else None
-            if op is not None:
-                out[op] = fn
-    return out
+    return overload_table((
+        ("take", take, ("default",)), ("narrow_copy", narrow_copy, ("default",)),
+        ("select_scatter", select_scatter, ("default",)),
+        ("slice_scatter", slice_scatter, ("default",)),
+        ("diagonal_scatter", diagonal_scatter, ("default",)),
+        ("isin", isin, ("Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor")),
+        ("vdot", vdot, ("default",))))

@@ -154,7 +154,7 @@ class ExportTest(unittest.TestCase):
         layers = ["export", "_module", "_aten", "_aten_nn", "_aten_resample", "_aten_attention",
                   "_aten_norm", "_aten_products", "_aten_shape",
                   "_convert", "_trace", "_decomp", "_decomp_elementwise", "_decomp_indexing",
-                  "_patches", "_graph", "_symbolic", "_arguments"]
+                  "_patches", "_overloads", "_graph", "_symbolic", "_arguments"]
         for k, mod in enumerate(layers):
             with open(os.path.join(pkg_dir, mod + ".py")) as f:
                 tree = ast.parse(f.read())
