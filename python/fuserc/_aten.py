@@ -284,29 +284,19 @@ def convert(ctx):  # noqa: C901 - one dispatch table
 
 def _identity_view(ctx, base, r):
     """Whether an in-place shape view leaves its tensor as it was: t_ of at most one dim,
-    transpose_ of a dim with itself, a squeeze_ of no unit dim, an as_strided_ to the tensor's
-    own contiguous layout. (A transpose of two dims of one extent keeps the shape but not the
-    layout, so the shapes alone do not tell.)"""
-    x = ctx.tensor(0)
-    rank = len(x.shape)
+    transpose_ of a dim with itself, a squeeze_ of no unit dim, any as_strided_ the converter
+    took (_aten_shape._layout_only_as_strided takes only those that change no value). (A
+    transpose of two dims of one extent keeps the shape but not the layout, so the shapes alone
+    do not tell.)"""
+    rank = len(ctx.tensor(0).shape)
     args = ctx.node.args
     if base == "t":
         return rank <= 1
     if base in ("transpose", "swapdims", "swapaxes"):
-        d0, d1 = args[1], args[2]
-        return rank == 0 or d0 % rank == d1 % rank
+        return rank == 0 or args[1] % rank == args[2] % rank
     if base == "squeeze":
-        return list(r.shape) == list(x.shape)
-    if base == "as_strided":
-        size, stride = list(args[1]), list(args[2])
-        offset = args[3] if len(args) > 3 and args[3] is not None else 0
-        meta = _convert._meta(args[0])
-        want = [1] * len(size)
-        for d in range(len(size) - 2, -1, -1):
-            want[d] = want[d + 1] * size[d + 1]
-        return bool(meta) and meta[0] is not None and list(meta[0][0]) == size and \
-            offset == 0 and all(st == w for st, w, n in zip(stride, want, size) if n != 1)
-    return False
+        return list(r.shape) == list(ctx.tensor(0).shape)
+    return base == "as_strided"
 
 
 def _constant(ctx):
