@@ -73,6 +73,7 @@ void add_compile_command(CLI::App& app) {
     copts.external_constant_bytes = o->external_min;
     std::optional<ProgressLine> progress(std::in_place, !o->quiet);
     copts.progress = [&progress](size_t done, size_t total) { progress->update(done, total); };
+    copts.waiting = [&progress] { progress->tick(); };
     PassContext ctx = make_pass_context(o->pipeline);
     Fusion f = ctx.timed("parse", [&] { return parse_fusion_file(o->graph); });
     // The graph and the weights files its constants come from (folding may drop some later;

@@ -11,12 +11,6 @@ namespace fuserc::cmd {
 ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
 
 ProgressLine::~ProgressLine() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  if (ticker_.joinable()) ticker_.join();
   if (enabled_ && started_) {
     std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
@@ -31,7 +25,6 @@ void ProgressLine::update(size_t done, size_t total) {
   if (!started_) {
     started_ = true;
     start_ = std::chrono::steady_clock::now();
-    ticker_ = std::thread([this] { tick(); });
   }
   draw();
 }
@@ -47,11 +40,9 @@ void ProgressLine::draw() {
 }
 
 void ProgressLine::tick() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stop_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(250));
-    if (!stop_) draw();
-  }
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (started_) draw();
 }
 
 }  // namespace fuserc::cmd

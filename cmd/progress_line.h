@@ -1,14 +1,14 @@
 // Owns the one updating status line `fuserc compile` shows on a terminal while NVRTC works:
 // "fuserc: NVRTC: kernel 3 of 12, 1.4 s", redrawn in place (carriage return) as kernels finish
-// and every quarter second for the elapsed time, erased when done. Nothing is drawn when
-// standard error is not a terminal or when disabled (--quiet).
+// and on each tick() for the elapsed time, erased when done. Nothing is drawn when standard
+// error is not a terminal or when disabled (--quiet). It has no thread of its own: the ticks
+// come from the compiler's wait for its worker processes, which are only forked while fuserc
+// has a single thread (core/base/worker_processes.h).
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <mutex>
-#include <thread>
 
 namespace fuserc::cmd {
 
@@ -21,19 +21,17 @@ class ProgressLine {
 
   // `done` of `total` kernels compiled. Thread-safe. The first call starts the clock.
   void update(size_t done, size_t total);
+  // Redraws the line with the time elapsed (nothing before the first update). Thread-safe.
+  void tick();
 
  private:
   void draw();  // with mutex_ held
-  void tick();
 
   bool enabled_;
   bool started_ = false;
-  bool stop_ = false;
   size_t done_ = 0, total_ = 0;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::thread ticker_;
 };
 
 }  // namespace fuserc::cmd

@@ -179,6 +179,7 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
       no.failure_dir = options.failure_dir;
       no.cache = options.cache;
       no.progress = options.progress;
+      no.waiting = options.waiting;
       compile_kernels(ks, no);
     });
   }

@@ -57,6 +57,7 @@ struct CompileOptions {
   std::string failure_dir = ".";  // where a kernel NVRTC rejects is saved
   DiskCache* cache = nullptr;     // the NVRTC compile cache, if any (nvrtc/nvrtc_cache.h)
   NvrtcProgress progress;         // told as NVRTC finishes kernels
+  NvrtcWaiting waiting;           // told about every quarter second while NVRTC works
   uint64_t external_constant_bytes = CompiledFusion::kDefaultExternalConstantBytes;
   // false: no combo kernels (codegen/lower/combo_kernel.h), every segment its own step in
   // segment order, as before they existed (for timing one against the other).

@@ -78,7 +78,9 @@ FUSERC_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 -c 'import fuserc; fuserc.ve
 case "$mode" in
   test)
     echo "== release test suite ($BUILD_DIR)"
-    ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure
+    # --timeout: a test that hangs fails by name instead of stopping CI (tests that need longer
+    # set their own TIMEOUT).
+    ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure --timeout 900
     if [ "${SANITIZE:-1}" != 0 ]; then
       JOBS=$JOBS scripts/test_sanitized.sh
     fi

@@ -33,7 +33,7 @@ source scripts/sanitizer_env.sh "$reports"
 echo "== sanitizer test suite ($SAN_BUILD_DIR)"
 status=0
 log="$SAN_BUILD_DIR/ctest.log"
-ctest --test-dir "$SAN_BUILD_DIR" -j "$JOBS" --output-on-failure "$@" 2>&1 | tee "$log" || status=$?
+ctest --test-dir "$SAN_BUILD_DIR" -j "$JOBS" --output-on-failure --timeout 900 "$@" 2>&1 | tee "$log" || status=$?
 # A ctest stopped by a signal has been seen to exit 0 without running the rest: only its
 # summary line says that every selected test ran.
 if ! grep -qE '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log"; then

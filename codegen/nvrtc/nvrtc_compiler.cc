@@ -153,7 +153,8 @@ void take_outcome(Job& j, const std::string& bytes) {
 // faster than 1, 2 processes 1.9x), and a worker keeps NVRTC's state out of this process (its
 // memory, the thread-local storage of the libraries it loads, which LeakSanitizer's tracer
 // crashed on at exit after one in-process recompilation) and turns a crash inside NVRTC into
-// an error message. Threads of this process are the fallback when fork fails.
+// an error message. Threads of this process are the fallback when fork fails or when this
+// process has other threads (forking then is unsafe: core/base/worker_processes.h).
 void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
   std::vector<Job*> todo;
   std::map<const KernelSummary*, int> left;  // jobs left per kernel
@@ -187,7 +188,8 @@ void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
         take_outcome(*todo[i], bytes);
         std::lock_guard<std::mutex> lock(mutex);
         finished(*todo[i]);
-      });
+      },
+      options.waiting);
   if (run.started) {
     for (size_t i = 0; i < todo.size(); ++i)
       if (!run.finished[i])
@@ -196,7 +198,7 @@ void compile_misses(std::vector<Job>& jobs, const NvrtcOptions& options) {
                          (run.problem.empty() ? "its worker process died" : run.problem);
     return;
   }
-  // fork failed: threads of this process
+  // not forked: threads of this process
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < todo.size(); i = next++) {

@@ -21,6 +21,10 @@ class DiskCache;
 // kernels that were not in the cache. Called once with done == 0 before NVRTC starts, and not
 // at all when every compilation was cached.
 using NvrtcProgress = std::function<void(size_t done, size_t total)>;
+// Called about every quarter second while NVRTC works in worker processes, on the calling
+// thread (a progress display's clock: it needs no thread of its own, and fuserc forks its
+// workers only while it has a single thread, core/base/worker_processes.h).
+using NvrtcWaiting = std::function<void()>;
 
 struct NvrtcOptions {
   std::vector<int> archs = {80, 90};  // sm_80, sm_90
@@ -28,6 +32,7 @@ struct NvrtcOptions {
   std::string failure_dir = ".";      // where the source of a failed compile is saved
   DiskCache* cache = nullptr;         // the compile cache (nvrtc_cache.h), if any
   NvrtcProgress progress;             // optional
+  NvrtcWaiting waiting;               // optional
 };
 
 // The options fuserc passes to NVRTC for `arch`, as recorded in packages (the include path of

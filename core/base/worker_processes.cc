@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -92,12 +95,24 @@ std::string describe_exit(int status) {
 
 }  // namespace
 
+int threads_in_this_process() {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return 0;
+  int n = 0;
+  while (const dirent* e = ::readdir(dir))
+    if (e->d_name[0] != '.') ++n;
+  ::closedir(dir);
+  return n;
+}
+
 WorkerRun run_in_worker_processes(size_t count, int workers,
                                   const std::function<std::string(size_t)>& work,
-                                  const std::function<void(size_t, std::string&&)>& done) {
+                                  const std::function<void(size_t, std::string&&)>& done,
+                                  const std::function<void()>& waiting) {
   WorkerRun run;
   run.finished.assign(count, false);
   if (count == 0 || workers < 1) return run;
+  if (threads_in_this_process() > 1) return run;  // not safe to fork (see the header)
   void* shared =
       ::mmap(nullptr, sizeof(Counter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) return run;
@@ -124,17 +139,33 @@ WorkerRun run_in_worker_processes(size_t count, int workers,
   run.started = !pool.empty();
 
   // Collect until every worker has closed its pipe.
+  using Clock = std::chrono::steady_clock;
+  const auto period = std::chrono::milliseconds(kWaitingPeriodMs);
+  Clock::time_point next_wait = Clock::now() + period;
   std::vector<pollfd> fds;
   for (;;) {
     fds.clear();
     for (const Worker& w : pool)
       if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0});
     if (fds.empty()) break;
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    int timeout = -1;
+    if (waiting) {
+      const Clock::time_point now = Clock::now();
+      if (now >= next_wait) {
+        waiting();
+        next_wait = now + period;
+      }
+      timeout = static_cast<int>(
+          std::chrono::ceil<std::chrono::milliseconds>(next_wait - Clock::now()).count());
+      timeout = std::max(0, timeout);
+    }
+    const int ready_count = ::poll(fds.data(), fds.size(), timeout);
+    if (ready_count < 0) {
       if (errno == EINTR) continue;
       run.problem = std::string("poll failed: ") + std::strerror(errno);
       break;
     }
+    if (ready_count == 0) continue;  // time to call `waiting`
     for (const pollfd& ready : fds) {
       if (ready.revents == 0) continue;
       Worker& w = *std::find_if(pool.begin(), pool.end(),

@@ -138,13 +138,25 @@ fi
 # ---- 5. Progress line ----
 "$fuserc" compile "$g3" -o p1.fpkg --no-cache -j 1 >out.txt 2>err.txt
 [ ! -s err.txt ] || fail "progress was written without a terminal: $(cat err.txt)"
-script -qec "'$fuserc' compile '$g3' -o p2.fpkg --no-cache -j 1" /dev/null >tty.txt
+# NVRTC runs in worker processes forked while fuserc has a single thread; the line's clock once
+# had a thread of its own, and under AddressSanitizer a worker forked while that thread started
+# waited for ever on the allocator's lock. A hang fails here instead of stopping CI.
+on_terminal() {  # on_terminal OUTPUT COMMAND
+  local rc=0
+  timeout 300 script -qec "$2" /dev/null >"$1" || rc=$?
+  ((rc != 124)) || fail "hung on a terminal: $2"
+  ((rc == 0)) || fail "failed on a terminal ($rc): $2: $(cat -v "$1")"
+}
+on_terminal tty.txt "'$fuserc' compile '$g3' -o p2.fpkg --no-cache -j 1"
 # The count is the graph's compilations (variants x architectures), whatever the schedulers make.
 total=$(grep -ao "NVRTC: kernel 1 of [0-9]*, " tty.txt | head -1 | sed 's/.* of \([0-9]*\), /\1/')
 [ -n "$total" ] || fail "no progress line on a terminal: $(cat -v tty.txt)"
 grep -q "NVRTC: kernel $total of $total, " tty.txt ||
   fail "progress did not reach the end: $(cat -v tty.txt)"
-script -qec "'$fuserc' compile '$g3' -o p3.fpkg --no-cache -j 1 --quiet" /dev/null >quiet.txt
+# The elapsed time is redrawn while NVRTC works, not only as kernels finish.
+times=$(grep -ao "NVRTC: kernel [0-9]* of $total, [0-9.]* s" tty.txt | awk '{print $(NF-1)}' | sort -u | wc -l)
+((times > total + 1)) || fail "the clock did not advance between kernels ($times times): $(cat -v tty.txt)"
+on_terminal quiet.txt "'$fuserc' compile '$g3' -o p3.fpkg --no-cache -j 1 --quiet"
 [ ! -s quiet.txt ] || fail "--quiet printed on a terminal: $(cat -v quiet.txt)"
 same ref3.fpkg p2.fpkg "compiled on a terminal"
 
