@@ -135,16 +135,18 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
     };
     // Whether [offset, offset + size) provably clears every live buffer: below it or above it,
     // trying first (or only, where the hints decide) the side it lies on at the hints.
+    // Each live buffer takes a proof at least: past the bound, none is tried.
+    bool gave_up = alive.size() > static_cast<size_t>(kMaxProofsPerBuffer);
     int proofs = 0;
     auto proves = [&](const Expr& a, const Expr& c) {
-      ++proofs;
+      if (++proofs > kMaxProofsPerBuffer) gave_up = true;
       return le(a, c).is_const(1);
     };
     auto clears = [&](const Expr& offset, std::optional<int64_t> lo) {
       if (overlaps_at_hints(lo)) return false;
       const Expr end = offset + size;
       for (int o : alive) {
-        if (proofs > kMaxProofsPerBuffer) return false;
+        if (gave_up) return false;
         const NumericSpan& sp = span[o];
         const bool numeric = lo && size_at_hints && sp.known;
         const bool may_be_below = !numeric || *lo + *size_at_hints <= sp.begin;
@@ -155,18 +157,16 @@ MemoryPlan plan_memory(const Fusion& f, const SegmentedFusion& s) {
       }
       return true;
     };
-    // Each live buffer takes a proof at least: past the bound, none is tried.
-    if (alive.size() > static_cast<size_t>(kMaxProofsPerBuffer)) proofs = kMaxProofsPerBuffer + 1;
-    bool placed = proofs <= kMaxProofsPerBuffer && clears(Expr(0), 0);
+    bool placed = !gave_up && clears(Expr(0), 0);
     if (placed) b.offset = Expr(0);
-    for (size_t j = 0; j < alive.size() && !placed && proofs <= kMaxProofsPerBuffer; ++j) {
+    for (size_t j = 0; j < alive.size() && !placed && !gave_up; ++j) {
       const NumericSpan& sp = span[alive[j]];
       if (clears(end_of[alive[j]], sp.known ? std::optional<int64_t>(sp.end) : std::nullopt)) {
         b.offset = end_of[alive[j]];
         placed = true;
       }
     }
-    if (!placed && proofs > kMaxProofsPerBuffer) {
+    if (!placed && gave_up) {
       b.offset = top;
     } else if (!placed) {
       Expr after_all(0);

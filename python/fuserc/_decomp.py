@@ -15,6 +15,7 @@ import math
 import torch
 
 from . import _decomp_elementwise, _decomp_indexing
+from ._overloads import overload_table
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -517,68 +518,40 @@ def convert_element_type(x, dtype):
 
 def table():
     """{op overload: decomposition} for the ops above."""
-    aten = torch.ops.aten
-    out = {}
-    for packet, fn in ((aten.linalg_vector_norm, linalg_vector_norm), (aten.norm, norm),
-                       (aten.nan_to_num, nan_to_num), (aten.softshrink, softshrink),
-                       (aten.hardshrink, hardshrink)):
-        for overload in ("default", "Scalar", "ScalarOpt_dim", "ScalarOpt_dtype",
-                         "ScalarOpt_dim_dtype"):
-            op = getattr(packet, overload, None)
-            if op is not None:
-                out[op] = fn
-    out[aten.full.default] = full
-    out[aten.renorm.default] = renorm
-    out[aten.smooth_l1_loss.default] = smooth_l1_loss
-    out[aten.huber_loss.default] = huber_loss
-    out[aten.affine_grid_generator.default] = affine_grid_generator
-    for packet, fn in ((aten.any, any_), (aten.all, all_), (aten.nansum, nansum)):
-        for overload in ("default", "dim", "dims"):
-            op = getattr(packet, overload, None)
-            if op is not None:
-                out[op] = fn
-    out[aten.fmax.default], out[aten.fmin.default] = fmax, fmin
-    out[aten.dist.default] = dist
-    if hasattr(aten, "aminmax"):
-        out[aten.aminmax.default] = aminmax
-    out[aten.linspace.default] = linspace
+    norm_like = ("default", "Scalar", "ScalarOpt_dim", "ScalarOpt_dtype", "ScalarOpt_dim_dtype")
+    boolean = ("default", "dim", "dims")
+    by_dim = ("default", "dim", "dim_IntList")
+    search = ("Tensor", "Scalar")
+    one = ("default",)
+    out = overload_table([
+        ("linalg_vector_norm", linalg_vector_norm, norm_like), ("norm", norm, norm_like),
+        ("nan_to_num", nan_to_num, norm_like), ("softshrink", softshrink, norm_like),
+        ("hardshrink", hardshrink, norm_like),
+        ("full", full, one), ("renorm", renorm, one), ("smooth_l1_loss", smooth_l1_loss, one),
+        ("huber_loss", huber_loss, one), ("affine_grid_generator", affine_grid_generator, one),
+        ("any", any_, boolean), ("all", all_, boolean), ("nansum", nansum, boolean),
+        ("fmax", fmax, one), ("fmin", fmin, one), ("dist", dist, one),
+        ("aminmax", aminmax, one), ("linspace", linspace, one),
+        ("max_unpool2d", max_unpool, one), ("max_unpool3d", max_unpool, one),
+        ("linalg_cross", linalg_cross, one), ("kthvalue", kthvalue, one),
+        ("histc", histc, one), ("block_diag", block_diag, one),
+        ("multi_margin_loss", multi_margin_loss, one),
+        ("multilabel_margin_loss_forward", multilabel_margin_loss_forward, one),
+        ("count_nonzero", count_nonzero, by_dim), ("median", median, by_dim),
+        ("nanmedian", nanmedian, by_dim),
+        ("bucketize", bucketize, search), ("searchsorted", searchsorted, search),
+        ("logsumexp", logsumexp, one), ("mish", mish, one),
+        ("_trilinear", trilinear, one), ("channel_shuffle", channel_shuffle, one),
+        ("addr", addr, one), ("rrelu_with_noise", rrelu_with_noise, one),
+        ("trace", trace, one), ("diag", diag, one), ("diag_embed", diag_embed, one),
+        ("rot90", rot90, one),
+    ])
     prims = getattr(torch.ops, "prims", None)
     if prims is not None and hasattr(prims, "convert_element_type"):
         out[prims.convert_element_type.default] = convert_element_type
-    for op in ("max_unpool2d", "max_unpool3d"):
-        packet = getattr(aten, op, None)
-        if packet is not None and hasattr(packet, "default"):
-            out[packet.default] = max_unpool
-    for op, fn in (("linalg_cross", linalg_cross),
-                   ("kthvalue", kthvalue), ("histc", histc), ("block_diag", block_diag),
-                   ("multi_margin_loss", multi_margin_loss),
-                   ("multilabel_margin_loss_forward", multilabel_margin_loss_forward)):
-        packet = getattr(aten, op, None)
-        if packet is not None and hasattr(packet, "default"):
-            out[packet.default] = fn
-    for op, fn in (("count_nonzero", count_nonzero), ("median", median),
-                   ("nanmedian", nanmedian)):
-        packet = getattr(aten, op)
-        for overload in ("default", "dim", "dim_IntList"):
-            if hasattr(packet, overload):
-                out[getattr(packet, overload)] = fn
-    for packet, fn in ((aten.bucketize, bucketize), (aten.searchsorted, searchsorted)):
-        for overload in ("Tensor", "Scalar"):
-            op = getattr(packet, overload, None)
-            if op is not None:
-                out[op] = fn
     out.update(_decomp_elementwise.entries())
     out.update(_decomp_indexing.entries())
-    out[aten.logsumexp.default] = logsumexp
-    out[aten.mish.default] = mish
-    for op, fn in (("_trilinear", trilinear), ("channel_shuffle", channel_shuffle),
-                   ("addr", addr), ("rrelu_with_noise", rrelu_with_noise),
-                   ("trace", trace), ("diag", diag), ("diag_embed", diag_embed),
-                   ("rot90", rot90)):
-        packet = getattr(aten, op, None)
-        if packet is not None and hasattr(packet, "default"):
-            out[packet.default] = fn
     from torch._decomp import decomposition_table
-    if aten.grid_sampler_2d.default in decomposition_table:
-        out[aten.grid_sampler_2d.default] = grid_sampler_2d
+    if torch.ops.aten.grid_sampler_2d.default in decomposition_table:
+        out[torch.ops.aten.grid_sampler_2d.default] = grid_sampler_2d
     return out
