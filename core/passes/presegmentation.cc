@@ -20,6 +20,10 @@ const std::vector<FusionPass>& presegmentation_passes() {
       {"absorb-views",
        "read views of a matrix product's operands in place; write a permute of its result",
        absorb_operand_views},
+      {"library-out-of-place",
+       "a library step written in place into a tensor it reads, or into an input with declared "
+       "strides, writes a new value that a kernel copies there",
+       write_library_results_out_of_place},
       {"dead-code", "remove ops whose results no output needs", remove_dead_ops},
   };
   return passes;

@@ -32,6 +32,7 @@ void remove_noop_views(Fusion& fusion);  // noop_views.cc
 void split_wide_cats(Fusion& fusion);    // split_wide_cats.cc
 void fuse_library_epilogues(Fusion& fusion);  // fuse_epilogues.cc
 void absorb_operand_views(Fusion& fusion);    // absorb_views.cc
+void write_library_results_out_of_place(Fusion& fusion);  // library_out_of_place.cc
 void remove_dead_ops(Fusion& fusion);    // dead_code.cc
 
 // The IR verifier: structural invariants every pass must keep. Throws InternalError.

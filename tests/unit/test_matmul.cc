@@ -363,3 +363,24 @@ TEST_CASE("a residual around a product: the kernel before it and the add after i
   CHECK(cb.kernels.size() == 3);  // r | e, s, t | y
   check_graph(block, {{{"N", 1}}, {{"N", 37}}}, {false, false});
 }
+
+TEST_CASE("a product written in place into what it reads, or through strides, writes a copy",
+          "[matmul]") {
+  // The library reads its operands whole while it writes its result whole, and writes it
+  // row-major: into x it reads, or into a column-major z, it writes a new value that a kernel
+  // then copies (tests/graphs/library_* check the values in the emulator); into a dense z it
+  // reads nothing of, it writes z directly.
+  auto plan_of = [&](const std::string& z_extra, const std::string& into) {
+    std::string json = graph(input("w", "f32", "[\"N\", \"N\"]") + ", " +
+                                 input("x", "f32", "[\"N\", 1]") + ", " +
+                                 input("z", "f32", "[\"N\", 1]", z_extra),
+                             R"({"op": "matmul", "args": ["w", "x"], "out": "y"})", R"("y")",
+                             R"({"N": {}})");
+    json.insert(json.size() - 1, R"(, "aliases": {"y": ")" + into + R"("})");
+    return compiled(json).plan.size();
+  };
+  CHECK(plan_of("", "z") == 1u);                          // the product writes z
+  CHECK(plan_of("", "x") == 2u);                          // x is an operand: a copy
+  CHECK(plan_of(R"(, "strides": [1, "N"])", "z") == 1u);  // a column of one: dense anyway
+  CHECK(plan_of(R"(, "strides": [2, 1])", "z") == 2u);    // padded rows: a copy
+}
