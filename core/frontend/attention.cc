@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/base/diagnostics.h"
 #include "core/base/text_util.h"
@@ -24,6 +25,25 @@ std::vector<Expr> leading(const Value& v, size_t drop) {
 
 Expr from_end(const Value& v, size_t i) {
   return v.shape[v.shape.size() - i];
+}
+
+// q's heads per k head (grouped-query attention) when that is one number for every binding:
+// integer head counts that divide, or q's a constant multiple of k's (2*H and H).
+std::optional<int64_t> head_groups(const Expr& hq, const Expr& hk) {
+  if (hq.is_const() && hk.is_const()) {
+    if (hk.value() <= 0 || hq.value() % hk.value() != 0) return std::nullopt;
+    return hq.value() / hk.value();
+  }
+  // The ratio at one binding, then proved for all.
+  auto at_seven = [](const Expr& e) {
+    return substitute(e, [](const std::string&) { return std::optional<Expr>(Expr(7)); });
+  };
+  const Expr q7 = at_seven(hq), k7 = at_seven(hk);
+  if (!q7.is_const() || !k7.is_const() || k7.value() <= 0 || q7.value() % k7.value() != 0)
+    return std::nullopt;
+  const int64_t g = q7.value() / k7.value();
+  if (!eq(hq, hk * Expr(g)).is_const(1)) return std::nullopt;
+  return g;
 }
 
 // Whether q's heads are served by groups of k's (enable_gqa, head counts that differ).
@@ -86,12 +106,11 @@ std::vector<InferredResult> infer_attention(const Fusion& f, Op& op) {
     if (v.rank() < 3 || from_end(v, 3) != hk)
       fail(arg_path(2), "k and v must have the same number of heads: k is " + describe(k) +
                             ", v is " + describe(v));
-    if (!hq.is_const() || !hk.is_const())
-      fail(arg_path(1), "grouped-query heads (enable_gqa) need integer head counts: q is " +
-                            describe(q) + ", k is " + describe(k));
-    if (hk.value() <= 0 || hq.value() % hk.value() != 0)
-      fail(arg_path(1), "q's " + hq.str() + " heads are not a multiple of k's " + hk.str() +
-                            " (enable_gqa): q is " + describe(q) + ", k is " + describe(k));
+    if (!head_groups(hq, hk))
+      fail(arg_path(1), "q's " + hq.str() + " heads are not " +
+                            (hq.is_const() && hk.is_const() ? "a multiple" : "a constant multiple") +
+                            " of k's " + hk.str() + " (enable_gqa): q is " + describe(q) +
+                            ", k is " + describe(k));
   }
   std::vector<Expr> scores = batch_shape(f, op);
   scores.push_back(from_end(q, 2));
@@ -110,9 +129,6 @@ std::vector<InferredResult> infer_attention(const Fusion& f, Op& op) {
       fail(arg_path(3), "the mask " + describe(m) + " does not broadcast to the scores " +
                             shape_to_string(scores) + " without enlarging them");
   }
-  if (!op.attrs.scale && !from_end(q, 1).is_const())
-    fail("", "the embedding dim " + from_end(q, 1).str() +
-                 " is symbolic: give \"scale\" (the default is 1/sqrt(E))");
   std::vector<Expr> shape(scores.begin(), scores.end() - 1);
   shape.push_back(from_end(v, 1));
   return {{q.dtype, shape}};
@@ -144,11 +160,11 @@ void expand_attention(Fusion& f, const Op& op, const std::string& out,
   const Expr E = from_end(q0, 1);
   ValueId q = qid, k = kid, v = vid;
   int64_t groups = 1;
+  const Expr hk = gqa ? from_end(f.value(kid), 3) : Expr(1);
   if (gqa) {
-    const int64_t hk = from_end(f.value(kid), 3).value();
-    groups = from_end(q0, 3).value() / hk;
+    groups = *head_groups(from_end(q0, 3), hk);
     std::vector<Expr> s = leading(q0, 3);
-    s.insert(s.end(), {Expr(hk), Expr(groups), from_end(q0, 2), E});
+    s.insert(s.end(), {hk, Expr(groups), from_end(q0, 2), E});
     q = emit(OpKind::Reshape, {tensor(qid)}, with_shape(s), "q_groups");
     k = emit(OpKind::Unsqueeze, {tensor(kid)},
              with_dim(static_cast<int64_t>(f.value(kid).rank()) - 2), "k_groups");
@@ -163,9 +179,18 @@ void expand_attention(Fusion& f, const Op& op, const std::string& out,
   const ValueId kt = emit(OpKind::Permute, {tensor(k)}, swap, "kt");
   ValueId s = emit(OpKind::Matmul, {tensor(q), tensor(kt)}, product, "qk");
   if (dtype != acc) s = emit(OpKind::Cast, {tensor(s)}, with_dtype(acc), "qk_f");
-  const double scale =
-      op.attrs.scale ? *op.attrs.scale : 1.0 / std::sqrt(static_cast<double>(E.value()));
-  s = emit(OpKind::Mul, {tensor(s), literal(Literal::of_float(scale))}, {}, "scores");
+  if (op.attrs.scale || E.is_const()) {
+    const double scale =
+        op.attrs.scale ? *op.attrs.scale : 1.0 / std::sqrt(static_cast<double>(E.value()));
+    s = emit(OpKind::Mul, {tensor(s), literal(Literal::of_float(scale))}, {}, "scores");
+  } else {  // a symbolic E: 1/sqrt(E) at run time, from the size E
+    OpAttrs e;
+    e.dtype = acc;
+    e.value = f.size_literal(E);
+    const ValueId ev = emit(OpKind::Full, {}, e, "embedding");
+    const ValueId r = emit(OpKind::Rsqrt, {tensor(ev)}, {}, "scale");
+    s = emit(OpKind::Mul, {tensor(s), tensor(r)}, {}, "scores");
+  }
   const auto rank = static_cast<int64_t>(f.value(s).rank());
   const Operand minus_inf = literal(Literal::of_float(-std::numeric_limits<double>::infinity()));
   if (op.args.size() == 4) {
@@ -177,8 +202,8 @@ void expand_attention(Fusion& f, const Op& op, const std::string& out,
         m = emit(OpKind::Unsqueeze, {tensor(m)}, with_dim(mr - 2), "mask_groups");
       } else {
         std::vector<Expr> ms = leading(mv, 3);
-        ms.insert(ms.end(), {Expr(from_end(mv, 3).value() / groups), Expr(groups),
-                             from_end(mv, 2), from_end(mv, 1)});
+        // (the mask's heads are q's: k's heads in groups)
+        ms.insert(ms.end(), {hk, Expr(groups), from_end(mv, 2), from_end(mv, 1)});
         m = emit(OpKind::Reshape, {tensor(m)}, with_shape(ms), "mask_groups");
       }
     }

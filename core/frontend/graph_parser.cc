@@ -237,10 +237,7 @@ Literal GraphReader::read_size_literal(const Json& j, const std::string& path) {
                 e.dump(-1, ' ', true).substr(0, 40));
   }
   if (x.is_const()) return Literal::of_int(x.value());  // nothing to read at run time
-  auto [it, fresh] =
-      size_literal_index_.emplace(x, static_cast<int>(f_.size_literals.size()));
-  if (fresh) f_.size_literals.push_back(x);
-  return Literal::of_size(x, it->second);
+  return f_.size_literal(x);
 }
 
 Expr GraphReader::read_extent(const Json& j, const std::string& path, ExtentUse use,

@@ -35,7 +35,6 @@ class GraphReader {
   std::map<std::string, int> symbol_index_;  // name -> index into f_.symbols
   std::set<std::string> bound_symbols_;      // symbols the inputs bind (plan_bindings)
   bool bindings_planned_ = false;
-  std::unordered_map<Expr, int, ExprHash> size_literal_index_;  // into f_.size_literals
   std::map<std::string, std::shared_ptr<const MappedFile>> data_files_;  // weights files
   std::map<std::string, int> future_names_;  // op result name -> defining op index (pre-scan)
   // The op being read, so that every error inside it names the op.

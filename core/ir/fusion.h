@@ -184,6 +184,9 @@ class Fusion {
   std::optional<ValueId> find_value(const std::string& name) const;
   const SymbolDecl* find_symbol(const std::string& name) const;
   ValueId add_value(Value v);
+  // The size literal {"size": e} (an expression that is not a constant): its index in
+  // size_literals, appended when the graph has none equal to it yet.
+  Literal size_literal(const Expr& e);
 
   // The op that defines a value, or nullptr for inputs.
   const Op* producer(ValueId id) const;
@@ -200,6 +203,8 @@ class Fusion {
  private:
   mutable std::unordered_map<std::string, ValueId> name_index_;  // values[0, indexed_)
   mutable size_t indexed_ = 0;
+  std::unordered_map<Expr, int32_t, ExprHash> size_index_;  // size_literals[0, sizes_indexed_)
+  size_t sizes_indexed_ = 0;
 };
 
 std::string shape_to_string(const std::vector<Expr>& shape);  // "[N, 64]"

@@ -158,8 +158,14 @@ TEST_CASE("attention: result shapes, and what is refused naming the op", "[atten
                      R"("q", "k", "v", "keep")", ""),
              Catch::Contains("the mask must be bool"));
   CHECK_THAT(refused(R"(["S"])", kv, kv, "", qkv, ""), Catch::Contains("must have rank 2 or more"));
-  CHECK_THAT(refused(R"([2, 4, "L", "S"])", R"([2, 4, "S", "S"])", kv, "", qkv, ""),
-             Catch::Contains("give \"scale\""));
+  // A symbolic embedding dim takes the default scale 1/sqrt(E) at run time; grouped heads
+  // may be symbolic when q's are a constant multiple of k's.
+  CHECK(refused(R"([2, 4, "L", "S"])", R"([2, 4, "S", "S"])", kv, "", qkv, "") == "<no error>");
+  CHECK(refused(R"([2, "2*H", "L", 16])", R"([2, "H", "S", 16])", R"([2, "H", "S", 16])", "",
+                qkv, R"(, "enable_gqa": true)") == "<no error>");
+  CHECK_THAT(refused(R"([2, "H+1", "L", 16])", R"([2, "H", "S", 16])", R"([2, "H", "S", 16])",
+                     "", qkv, R"(, "enable_gqa": true)"),
+             Catch::Contains("q's H + 1 heads are not a constant multiple of k's H"));
   CHECK_THAT(refused(q, kv, kv, "", qkv, R"(, "scale": "big")"),
              Catch::Contains("scale must be a number"));
   std::string mixed = refusal(graph(input("q", "f16", q) + ", " + input("k", "f32", kv) + ", " +
