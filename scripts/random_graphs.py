@@ -659,18 +659,30 @@ class Gen:
         return doc
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def write_graphs(description, make_generator):
+    """The command line both random graph scripts share: `--out DIR --count N --seed S`
+    writes N graphs, graph i from make_generator(random.Random(idx), idx) with
+    idx = seed * 100003 + i. Returns the parsed arguments and the generators in order."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out", required=True)
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    generators = []
     for i in range(a.count):
-        g = Gen(random.Random(a.seed * 100003 + i), a.seed * 100003 + i).build()
-        with open(os.path.join(a.out, g["name"] + ".json"), "w") as f:
-            json.dump(g, f, indent=1)
+        idx = a.seed * 100003 + i
+        gen = make_generator(random.Random(idx), idx)
+        doc = gen.build()
+        with open(os.path.join(a.out, doc["name"] + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
             f.write("\n")
+        generators.append((gen, doc))
+    return a, generators
+
+
+def main():
+    write_graphs(__doc__.splitlines()[0], Gen)
 
 
 if __name__ == "__main__":

@@ -17,11 +17,12 @@ bindings each, edge sizes 0, 1, 7, 33, 65) found the products written in place i
 operands or through an input's strides (core/passes/library_out_of_place.cc). Deterministic
 for a seed. Beside the graphs it writes DIR/features.json.txt: graph -> features used.
 """
-import argparse
 import json
 import math
 import os
 import random
+
+from random_graphs import write_graphs
 
 LOWP = ["f16", "bf16", "f32"]
 
@@ -854,22 +855,9 @@ class Gen:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--count", type=int, default=50)
-    ap.add_argument("--seed", type=int, default=1)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    feats = {}
-    for i in range(a.count):
-        idx = a.seed * 100003 + i
-        g = Gen(random.Random(idx), idx)
-        doc = g.build()
-        feats[doc["name"]] = sorted(g.features)
-        with open(os.path.join(a.out, doc["name"] + ".json"), "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-    with open(os.path.join(a.out, "features.json.txt"), "w") as f:
+    args, generators = write_graphs(__doc__.splitlines()[0], Gen)
+    feats = {doc["name"]: sorted(gen.features) for gen, doc in generators}
+    with open(os.path.join(args.out, "features.json.txt"), "w") as f:
         json.dump(feats, f, indent=1)
 
 

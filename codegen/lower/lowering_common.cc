@@ -70,7 +70,7 @@ kir::ValuePtr condition_value(const Expr& cond) {
 std::map<ValueId, std::string> name_segment_params(const Fusion& f, const Segment& s,
                                                    NameTable& names) {
   for (const auto& sym : f.symbols) names.reserve(symbol_spelling(sym.name));
-  for (size_t i = 0; i < f.size_literals.size(); ++i)
+  for (size_t i = 0; i < f.size_literals().size(); ++i)
     names.reserve(size_param_name(static_cast<int32_t>(i)));
   std::map<ValueId, std::string> param_name;
   for (ValueId v : s.inputs) param_name[v] = names.fresh(f.value(v).name);
@@ -159,12 +159,12 @@ void add_symbol_params(const Fusion& f, kir::Kernel& k, KernelSummary& ks) {
     arg.dtype = p.dtype;
     ks.args.push_back(arg);
   }
-  if (f.size_literals.empty()) return;
+  if (f.size_literals().empty()) return;
   std::set<std::string> read = kir::names_read(k.body);
-  for (size_t i = 0; i < f.size_literals.size(); ++i) {
+  for (size_t i = 0; i < f.size_literals().size(); ++i) {
     std::string name = size_param_name(static_cast<int32_t>(i));
     if (!read.count(name)) continue;
-    add_size_param(name, f.size_literals[i], k, ks);
+    add_size_param(name, f.size_literals()[i], k, ks);
   }
 }
 

@@ -154,17 +154,8 @@ std::optional<ValueId> Fusion::find_value(const std::string& n) const {
 
 Literal Fusion::size_literal(const Expr& e) {
   FUSERC_CHECK(!e.is_const(), "a size literal of a constant: " + e.str());
-  if (sizes_indexed_ > size_literals.size()) {  // replaced: index them anew
-    size_index_.clear();
-    sizes_indexed_ = 0;
-  }
-  for (; sizes_indexed_ < size_literals.size(); ++sizes_indexed_)
-    size_index_.emplace(size_literals[sizes_indexed_], static_cast<int32_t>(sizes_indexed_));
-  auto [it, fresh] = size_index_.emplace(e, static_cast<int32_t>(size_literals.size()));
-  if (fresh) {
-    size_literals.push_back(e);
-    ++sizes_indexed_;
-  }
+  auto [it, fresh] = size_index_.emplace(e, static_cast<int32_t>(size_literals_.size()));
+  if (fresh) size_literals_.push_back(e);
   return Literal::of_size(e, it->second);
 }
 

@@ -33,7 +33,7 @@ struct Literal {
   int64_t i = 0;
   double f = 0;
   Expr size;               // Size: the expression
-  int32_t size_index = -1;  // Size: its index in Fusion::size_literals
+  int32_t size_index = -1;  // Size: its index in Fusion::size_literals()
 
   static Literal of_bool(bool v);
   static Literal of_int(int64_t v);
@@ -175,7 +175,6 @@ class Fusion {
   std::vector<ValueId> outputs;
   std::vector<std::pair<ValueId, ValueId>> aliases;  // (output value, input value written in place)
   std::vector<SymbolBindStep> bind_steps;  // how every bound symbol gets its value, in order
-  std::vector<Expr> size_literals;         // the distinct {"size": E} of the graph, by index
 
   const Value& value(ValueId id) const;
   Value& value(ValueId id);
@@ -185,8 +184,10 @@ class Fusion {
   const SymbolDecl* find_symbol(const std::string& name) const;
   ValueId add_value(Value v);
   // The size literal {"size": e} (an expression that is not a constant): its index in
-  // size_literals, appended when the graph has none equal to it yet.
+  // size_literals(), appended when the graph has none equal to it yet.
   Literal size_literal(const Expr& e);
+  // The distinct {"size": E} of the graph, by index (only size_literal appends to them).
+  const std::vector<Expr>& size_literals() const { return size_literals_; }
 
   // The op that defines a value, or nullptr for inputs.
   const Op* producer(ValueId id) const;
@@ -203,8 +204,8 @@ class Fusion {
  private:
   mutable std::unordered_map<std::string, ValueId> name_index_;  // values[0, indexed_)
   mutable size_t indexed_ = 0;
-  std::unordered_map<Expr, int32_t, ExprHash> size_index_;  // size_literals[0, sizes_indexed_)
-  size_t sizes_indexed_ = 0;
+  std::vector<Expr> size_literals_;
+  std::unordered_map<Expr, int32_t, ExprHash> size_index_;  // size_literals_ by expression
 };
 
 std::string shape_to_string(const std::vector<Expr>& shape);  // "[N, 64]"

@@ -37,7 +37,7 @@ void remove_dead_ops(Fusion& f) {
   g.source_file = f.source_file;
   g.symbols = f.symbols;
   g.bind_steps = f.bind_steps;  // by input position, which is unchanged
-  g.size_literals = f.size_literals;
+  for (const Expr& e : f.size_literals()) g.size_literal(e);  // the same indices, in order
   std::vector<int> input_position(f.inputs.size(), -1);
   for (size_t i = 0; i < f.inputs.size(); ++i) {
     ValueId id = f.inputs[i];

@@ -2,7 +2,9 @@
 
 namespace fuserc {
 
-std::string LibraryScheduler::reject_reason(const Fusion& f, const Segment& group) const {
+std::string LibraryScheduler::reject_reason(const GroupFacts& facts) const {
+  const Fusion& f = facts.fusion();
+  const Segment& group = facts.segment();
   if (group.ops.size() != 1) return "a library step is one matrix product";
   // A reshape of a product into a graph output: the product is stored in the output's buffer
   // and no kernel runs (core/segment/output_views.h), whatever its index arithmetic.

@@ -11,7 +11,7 @@ namespace fuserc {
 class LibraryScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Library; }
-  std::string reject_reason(const Fusion& f, const Segment& group) const override;
+  std::string reject_reason(const GroupFacts& group) const override;
 };
 
 }  // namespace fuserc

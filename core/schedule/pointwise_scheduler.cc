@@ -12,7 +12,9 @@ bool is_pointwise_op(const Op& op) {
   return has_element_access(op);  // every op but reductions reads its operands per element
 }
 
-std::string PointwiseScheduler::reject_reason(const Fusion& f, const Segment& group) const {
+std::string PointwiseScheduler::reject_reason(const GroupFacts& facts) const {
+  const Fusion& f = facts.fusion();
+  const Segment& group = facts.segment();
   for (int k : group.ops) {
     const Op& op = f.ops[k];
     if (!is_pointwise_op(op))

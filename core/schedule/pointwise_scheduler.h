@@ -22,7 +22,7 @@ struct PointwiseParams {
 class PointwiseScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Pointwise; }
-  std::string reject_reason(const Fusion& f, const Segment& group) const override;
+  std::string reject_reason(const GroupFacts& group) const override;
   PointwiseParams heuristics(const Fusion& f, const Segment& segment) const;
 };
 

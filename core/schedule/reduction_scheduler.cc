@@ -17,8 +17,10 @@ std::string phases_reason(const ReductionAnalysis& a) {
 
 }  // namespace
 
-std::string ReductionScheduler::reject_reason(const Fusion& f, const Segment& group) const {
-  ReductionAnalysis a = analyze_reductions(f, group);
+std::string ReductionScheduler::reject_reason(const GroupFacts& facts) const {
+  const Fusion& f = facts.fusion();
+  const Segment& group = facts.segment();
+  const ReductionAnalysis& a = facts.reductions();
   if (!a.ok()) return a.error;
   if (std::string why = phases_reason(a); !why.empty()) return why;
   // Full outputs that depend on no reduction are written during the first pass over the domain
@@ -39,8 +41,10 @@ std::string ReductionScheduler::reject_reason(const Fusion& f, const Segment& gr
   return reduction_in_place_reason(f, group, a);
 }
 
-std::string NormalizationScheduler::reject_reason(const Fusion& f, const Segment& group) const {
-  ReductionAnalysis a = analyze_reductions(f, group);
+std::string NormalizationScheduler::reject_reason(const GroupFacts& facts) const {
+  const Fusion& f = facts.fusion();
+  const Segment& group = facts.segment();
+  const ReductionAnalysis& a = facts.reductions();
   if (!a.ok()) return a.error;
   if (a.full_outputs.empty()) return "no result is broadcast back over the rows";
   if (std::string why = phases_reason(a); !why.empty()) return why;

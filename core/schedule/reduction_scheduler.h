@@ -64,13 +64,13 @@ inline constexpr int kMaxPhases = 8;
 class ReductionScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Reduction; }
-  std::string reject_reason(const Fusion& f, const Segment& group) const override;
+  std::string reject_reason(const GroupFacts& group) const override;
 };
 
 class NormalizationScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Normalization; }
-  std::string reject_reason(const Fusion& f, const Segment& group) const override;
+  std::string reject_reason(const GroupFacts& group) const override;
 };
 
 // Whether a reduction kernel (ReductionScheduler) of this group splits long rows over the grid

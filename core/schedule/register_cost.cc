@@ -26,8 +26,10 @@ int64_t pointwise_registers(const std::vector<size_t>& bytes) {
   return regs;
 }
 
-int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind kind,
+int64_t estimated_registers(const GroupFacts& facts, SchedulerKind kind,
                             const HeuristicHints& hints) {
+  const Fusion& f = facts.fusion();
+  const Segment& group = facts.segment();
   if (kernel_family(kind) == SchedulerKind::Pointwise) {  // transpose tiles: same registers
     std::vector<size_t> bytes;
     for (ValueId v : group.inputs)
@@ -35,7 +37,7 @@ int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind
     for (ValueId v : group.outputs) bytes.push_back(dtype_size(f.value(v).dtype));
     return pointwise_registers(bytes);
   }
-  ReductionAnalysis a = analyze_reductions(f, group);
+  const ReductionAnalysis& a = facts.reductions();
   if (!a.ok()) return kBaseRegisters;
   int64_t regs = kBaseRegisters;
   for (const ReductionInfo& r : a.reductions) {

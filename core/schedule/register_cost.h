@@ -19,7 +19,7 @@ namespace fuserc {
 inline constexpr int64_t kRegisterBudget = 128;
 
 // The estimate for `group` (boundary filled in) compiled by a scheduler of `kind`.
-int64_t estimated_registers(const Fusion& f, const Segment& group, SchedulerKind kind,
+int64_t estimated_registers(const GroupFacts& group, SchedulerKind kind,
                             const HeuristicHints& hints);
 
 // The pointwise estimate from the tensors alone: `bytes` holds the dtype size of every

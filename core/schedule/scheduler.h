@@ -9,6 +9,7 @@
 
 #include "core/ir/fusion.h"
 #include "core/ir/segmented_fusion.h"
+#include "core/schedule/group_facts.h"
 
 namespace fuserc {
 
@@ -23,9 +24,9 @@ class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual SchedulerKind kind() const = 0;
-  // Empty when this scheduler can compile `group` (ops, inputs and outputs filled) as one
+  // Empty when this scheduler can compile the group (ops, inputs and outputs filled) as one
   // kernel; otherwise the reason it cannot.
-  virtual std::string reject_reason(const Fusion& f, const Segment& group) const = 0;
+  virtual std::string reject_reason(const GroupFacts& group) const = 0;
 };
 
 // Every scheduler, in the order the segmenter asks them.

@@ -112,10 +112,12 @@ int transpose_dim(const Fusion& f, const Segment& group) {
 
 }  // namespace
 
-std::string TransposeScheduler::reject_reason(const Fusion& f, const Segment& group) const {
+std::string TransposeScheduler::reject_reason(const GroupFacts& facts) const {
+  const Fusion& f = facts.fusion();
+  const Segment& group = facts.segment();
   // The cheap test first: most groups the segmenter asks about have no permute.
   if (!may_read_transposed(f, group)) return "no operand is read transposed";
-  if (!PointwiseScheduler().reject_reason(f, group).empty()) return "it is not a pointwise group";
+  if (!PointwiseScheduler().reject_reason(facts).empty()) return "it is not a pointwise group";
   const auto& domain = f.value(group.outputs[0]).shape;
   if (domain.size() < 2) return "no operand is read transposed";
   int dim = transpose_dim(f, group);

@@ -39,7 +39,7 @@ struct TransposeParams {
 class TransposeScheduler : public Scheduler {
  public:
   SchedulerKind kind() const override { return SchedulerKind::Transpose; }
-  std::string reject_reason(const Fusion& f, const Segment& group) const override;
+  std::string reject_reason(const GroupFacts& group) const override;
   TransposeParams heuristics(const Fusion& f, const Segment& segment) const;
 };
 

@@ -14,14 +14,16 @@ constexpr int64_t kLongestRow = 16384;
 
 }  // namespace
 
-const Scheduler* first_accepting(const Fusion& f, const Segment& s,
+const Scheduler* first_accepting(const GroupFacts& group,
                                  const std::vector<const Scheduler*>& schedulers,
                                  std::string* reasons) {
   for (const Scheduler* sch : schedulers) {
-    std::string why = sch->reject_reason(f, s);
+    std::string why = sch->reject_reason(group);
     if (why.empty()) {
       // A library step computes no elements in a kernel: the cost model has nothing to bound.
-      why = sch->kind() == SchedulerKind::Library ? "" : element_cost_reason(f, s);
+      why = sch->kind() == SchedulerKind::Library
+                ? ""
+                : element_cost_reason(group.fusion(), group.segment());
       if (why.empty()) return sch;
     }
     if (reasons)
@@ -31,13 +33,20 @@ const Scheduler* first_accepting(const Fusion& f, const Segment& s,
   return nullptr;
 }
 
-std::string parallelism_reason(const SegmentContext& ctx, const Segment& merged,
+const Scheduler* first_accepting(const Fusion& f, const Segment& s,
+                                 const std::vector<const Scheduler*>& schedulers,
+                                 std::string* reasons) {
+  const GroupFacts facts(f, s);
+  return first_accepting(facts, schedulers, reasons);
+}
+
+std::string parallelism_reason(const SegmentContext& ctx, const GroupFacts& merged,
                                SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b,
                                bool side_outputs) {
   if (kernel_family(merged_kind) == SchedulerKind::Pointwise ||
       (a == merged_kind && b == merged_kind))
     return "";
-  ReductionAnalysis an = analyze_reductions(ctx.f, merged);
+  const ReductionAnalysis& an = merged.reductions();
   if (!an.ok()) return an.error;
   // A reduction kernel that splits long rows over the grid spreads its pass over the domain,
   // and the pointwise work written during it (side outputs), over the whole GPU however few the

@@ -27,6 +27,9 @@ struct SegmentContext {
 // The first scheduler that takes the group whole, provided its element computation is within
 // the cost bounds (core/schedule/element_cost.h); nullptr when none does. With `reasons`, each
 // refusal is appended to it.
+const Scheduler* first_accepting(const GroupFacts& group,
+                                 const std::vector<const Scheduler*>& schedulers,
+                                 std::string* reasons = nullptr);
 const Scheduler* first_accepting(const Fusion& f, const Segment& s,
                                  const std::vector<const Scheduler*>& schedulers,
                                  std::string* reasons = nullptr);
@@ -38,7 +41,7 @@ const Scheduler* first_accepting(const Fusion& f, const Segment& s,
 // block at the symbols' bounds. With `side_outputs` (a sibling merge, taken only when it saves
 // bytes), also when the kernel is a reduction that splits long rows over the grid: the
 // pointwise work then rides its pass over the domain (side outputs, reduction_analysis.h).
-std::string parallelism_reason(const SegmentContext& ctx, const Segment& merged,
+std::string parallelism_reason(const SegmentContext& ctx, const GroupFacts& merged,
                                SchedulerKind merged_kind, SchedulerKind a, SchedulerKind b,
                                bool side_outputs = false);
 

@@ -38,9 +38,10 @@ class SiblingMerger {
     GroupInfo& i = info_[id];
     if (i.version == g_.version(id)) return i;
     Segment s = g_.segment_of(id);
+    const GroupFacts facts(f_, s);
     i.version = g_.version(id);
     // Transpose tiles and plain pointwise kernels merge as one family.
-    i.kind = kernel_family(first_accepting(f_, s, ctx_.schedulers)->kind());
+    i.kind = kernel_family(first_accepting(facts, ctx_.schedulers)->kind());
     i.traffic = group_traffic(f_, s);
     i.bytes = traffic_bytes(f_, i.traffic, ctx_.points);
     if (i.kind == SchedulerKind::Pointwise) {
@@ -48,8 +49,7 @@ class SiblingMerger {
     } else if (i.kind == SchedulerKind::Library) {
       i.domain = "library";  // never merged with anything
     } else {
-      ReductionAnalysis a = analyze_reductions(f_, s);
-      i.domain = shape_to_string(a.domain);
+      i.domain = shape_to_string(facts.reductions().domain);
     }
     return i;
   }
@@ -93,12 +93,13 @@ class SiblingMerger {
     // in one kernel: the scheduler checks the in-place rules).
     if (g_.path(y, x, false) || g_.path(x, y, false)) return false;
     Segment s = g_.merged_segment(y, x);
-    const Scheduler* sch = first_accepting(f_, s, ctx_.schedulers);
+    const GroupFacts facts(f_, s);
+    const Scheduler* sch = first_accepting(facts, ctx_.schedulers);
     if (!sch) return false;
     const SchedulerKind kind = kernel_family(sch->kind());
     if (kind != a.kind && kind != b.kind) return false;
-    if (!parallelism_reason(ctx_, s, kind, a.kind, b.kind, true).empty()) return false;
-    return estimated_registers(f_, s, sch->kind(), ctx_.hints) <= kRegisterBudget;
+    if (!parallelism_reason(ctx_, facts, kind, a.kind, b.kind, true).empty()) return false;
+    return estimated_registers(facts, sch->kind(), ctx_.hints) <= kRegisterBudget;
   }
 };
 

@@ -86,11 +86,12 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
     cut = cut || op.kind == OpKind::SegmentSet || op.info().group == OpGroup::Matrix;
   if (!cut && regions.size() > 1) {
     Segment whole = g.as_segment(all);
-    const Scheduler* sch = first_accepting(f, whole, schedulers);
+    const GroupFacts facts(f, whole);
+    const Scheduler* sch = first_accepting(facts, schedulers);
     if (sch &&
-        parallelism_reason(ctx, whole, sch->kind(), sch->kind(), SchedulerKind::Pointwise)
+        parallelism_reason(ctx, facts, sch->kind(), sch->kind(), SchedulerKind::Pointwise)
             .empty() &&
-        estimated_registers(f, whole, sch->kind(), hints) <= kRegisterBudget)
+        estimated_registers(facts, sch->kind(), hints) <= kRegisterBudget)
       regions = {{0, {all}}};
   }
 

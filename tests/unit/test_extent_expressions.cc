@@ -237,7 +237,7 @@ TEST_CASE("extent expressions and size literals: eval and generated kernels agre
   CHECK(shape_to_string(f.value(*f.find_value("pp")).shape) ==
         "[T + T / 2 + 2, T % 3 + 4]");
   // A size of integers only is a plain literal; the others are the graph's size literals.
-  CHECK(f.size_literals.size() == 2);
+  CHECK(f.size_literals().size() == 2);
   check_graph(kExprGraph, {{{"B", 1}, {"T", 1}}, {{"B", 3}, {"T", 5}}, {{"B", 7}, {"T", 11}}});
   // The kernels take the size literals as arguments.
   bool found = false;

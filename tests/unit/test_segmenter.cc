@@ -135,7 +135,7 @@ TEST_CASE("sibling groups reading the same input merge only when safe and of one
   size_t outputs = 0;
   for (const auto& seg : forty.s.segments) {
     outputs += seg.outputs.size();
-    CHECK(estimated_registers(forty.f, seg, seg.scheduler, HeuristicHints::from(forty.f)) <=
+    CHECK(estimated_registers(GroupFacts(forty.f, seg), seg.scheduler, HeuristicHints::from(forty.f)) <=
           kRegisterBudget);
   }
   CHECK(outputs == 40);
@@ -152,7 +152,7 @@ TEST_CASE("the register estimate counts Welford's five words of state per varian
                                 R"("r")"));
     REQUIRE(r.s.segments.size() == 1);
     const Segment& seg = r.s.segments[0];
-    return estimated_registers(r.f, seg, seg.scheduler, HeuristicHints::from(r.f));
+    return estimated_registers(GroupFacts(r.f, seg), seg.scheduler, HeuristicHints::from(r.f));
   };
   // fz_welford holds mean, m2, count, sum and the mean's rounding error; a sum holds one.
   CHECK(registers_of("f32", "var") - registers_of("f32", "sum") == 4);
