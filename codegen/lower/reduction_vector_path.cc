@@ -32,6 +32,39 @@ std::optional<Expr> vector_access(const Expr& offset, const Expr& g, const Expr&
   return at0;
 }
 
+// Whether node `id` of `graph` has the same value at every lane of a vector group (element
+// k = g * V + lane): none of the loads, positions and conditions it needs moves with the lane.
+// An indirect access (gather, index_select) moves as one vector only when its index does not
+// vary along the lanes: a gather's index read along the row picks another table row per lane.
+bool lane_invariant(const ElementGraph& graph, int id, const std::map<std::string, Expr>& m,
+                    const Expr& lane) {
+  auto moves = [&](const Expr& e) {
+    for (const auto& s : free_symbols(subst(e, m)))
+      if (s == lane.name()) return true;
+    return false;
+  };
+  std::set<int> seen;
+  std::vector<int> stack = {id};
+  while (!stack.empty()) {
+    const int at = stack.back();
+    stack.pop_back();
+    if (!seen.insert(at).second) continue;
+    const ENode& n = graph.node(at);
+    if (n.kind == ENode::Kind::Load) {
+      if (moves(n.offset)) return false;
+      for (const auto& c : n.in_bounds)
+        if (moves(c)) return false;
+    }
+    if ((n.kind == ENode::Kind::Iota || n.kind == ENode::Kind::Rand) && moves(n.index))
+      return false;
+    for (const auto& p : n.predicate)
+      if (moves(p)) return false;
+    for (int a : n.args) stack.push_back(a);
+    for (int d : n.deps) stack.push_back(d);
+  }
+  return true;
+}
+
 }  // namespace
 
 Expr ReductionLowering::vector_k(const Ctx& c, Expr* g, Expr* lane) const {
@@ -52,8 +85,11 @@ std::map<int, Expr> ReductionLowering::vector_loads_at(const Ctx& c, const Expr&
     auto at = vector_access(subst(n.offset, m), g, lane, c.vec);
     if (!at) continue;
     // Indirect (index_select, gather): a whole row of the table moves as vectors when the
-    // index moves the address by a multiple of V (tested with the row), else lane by lane.
-    if (!n.deps.empty() && !indirect_stride(n, with_index(*at, g, Expr(0)), c.vec)) continue;
+    // index is the same for the group's lanes and moves the address by a multiple of V (tested
+    // with the row), else lane by lane.
+    if (!n.deps.empty() && (n.deps.size() != 1 || !lane_invariant(graph_, n.deps[0], m, lane) ||
+                            !indirect_stride(n, with_index(*at, g, Expr(0)), c.vec)))
+      continue;
     out.emplace(node, *at);
   }
   return out;
