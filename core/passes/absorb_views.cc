@@ -12,7 +12,9 @@
 // a batch more than two levels of strides reach) is left to a kernel, and `inspect` says the
 // operand was copied. A product whose operands as they lie still need more levels (a batch
 // broadcast in an inner dimension and not an outer one, as grouped-query attention's k beside
-// a q with a batch) reads instead a copy of each operand expanded to the whole batch.
+// a q with a batch) reads instead a copy of each operand expanded to the whole batch. A bias
+// input that declares a stride is copied packed (cuBLASLt reads a bias as a packed row), and a
+// product with a bias writes no transposed result (cuBLASLt adds no bias to a column-major C).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -181,6 +183,9 @@ bool absorb_result_permute(Fusion& f, Op& m, int k, const Op& permute) {
   for (size_t d = 0; d < out.shape.size(); ++d)
     result.strides[static_cast<size_t>(permute.attrs.dims[d])] = out_strides[d];
   if (!library_reads(result, std::min(r.rank(), 2))) return false;
+  // A bias is a row added to every row of C as the library lays C out: it cannot be added to a
+  // C whose rows are not contiguous (cuBLASLt refuses a bias with a column-major C).
+  if (m.args.size() == 3 && !result.strides.back().is_const(1)) return false;
   OperandView& view = m.attrs.result_view;
   view.shape = r.shape;
   view.logical = result.strides;
@@ -224,6 +229,27 @@ ValueId expanded_operand(Fusion& f, const Op& m, size_t i, std::vector<Op>& befo
   return before.back().outs[0];
 }
 
+// A packed copy of `v` (a cast to its own dtype: a kernel writes it contiguous), made by an op
+// placed in `before`.
+ValueId packed_copy(Fusion& f, ValueId v, int source_index, std::vector<Op>& before) {
+  Value out;
+  out.dtype = f.value(v).dtype;
+  out.shape = f.value(v).shape;
+  const std::string stem = f.value(v).name + "_packed";
+  out.name = stem;
+  for (int n = 2; f.find_value(out.name); ++n) out.name = stem + "_" + std::to_string(n);
+  Op c;
+  c.kind = OpKind::Cast;
+  c.attrs.dtype = out.dtype;
+  Operand arg;
+  arg.value = v;
+  c.args = {arg};
+  c.source_index = source_index;
+  c.outs = {f.add_value(std::move(out))};
+  before.push_back(std::move(c));
+  return before.back().outs[0];
+}
+
 }  // namespace
 
 void absorb_operand_views(Fusion& f) {
@@ -236,6 +262,12 @@ void absorb_operand_views(Fusion& f) {
   for (size_t k = 0; k < f.ops.size(); ++k) {
     if (f.ops[k].info().group != OpGroup::Matrix) continue;
     Op& m = f.ops[k];
+    // The library reads a bias as a packed row: an input that declares a stride is copied.
+    if (m.args.size() == 3 && !m.args[2].is_literal()) {
+      const Value& b = f.value(m.args[2].value);
+      if (!b.strides.empty() && !b.strides[0].is_const(1) && !b.shape[0].is_const(1))
+        m.args[2].value = packed_copy(f, m.args[2].value, m.source_index, before[k]);
+    }
     const ValueId r = m.outs[0];
     const ValueId operands[2] = {m.args[0].value, m.args[1].value};
     const bool result_permute =

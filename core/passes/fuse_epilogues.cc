@@ -1,14 +1,20 @@
 // The epilogue-fusion pass: the elementwise ops a matrix-product library can apply to its
 // result before writing it become part of the library step (cuBLASLt's epilogues; the CPU
-// executor does the same): an activation (relu, or gelu with tanh: cuBLASLt's GELU epilogue is
-// the tanh form; the erf form has none, so it stays a kernel) of the same dtype, then a cast to
-// another floating dtype the library writes for these operands (cuBLASLt's type table: f16 and
-// bf16 operands give f32 as well as their own dtype; f32 and f64 products write only their own,
-// so a cast after one stays a kernel). The product's result then never goes through memory in
-// its own dtype: the activation is applied to the f32 accumulator and the result rounded once,
-// as a fused kernel keeps intermediates in f32 (eval agrees: it never rounds them either). Only
-// a result read by that one op, not a graph output and not written in place, is fused. The ops
-// taken are removed; the dead-code pass after it drops their old results.
+// executor does the same), in the order the library applies them:
+//   - a bias: an `add` of a packed vector of the product's dtype and last extent (a row of n
+//     added to every row: cuBLASLt's BIAS epilogue), to a product that has none. A `linear`
+//     takes it as its third operand; a `matmul` by a 2-D right operand becomes the `linear` of
+//     its transpose (x @ w + b is linear(x, w^T, b); absorb-views then reads w^T in place);
+//   - an activation (relu, or gelu with tanh: cuBLASLt's GELU epilogue is the tanh form; the erf
+//     form has none, so it stays a kernel) of the same dtype;
+//   - a cast to another floating dtype the library writes for these operands (cuBLASLt's type
+//     table: f16 and bf16 operands give f32 as well as their own dtype; f32 and f64 products
+//     write only their own, so a cast after one stays a kernel).
+// The product's result then never goes through memory in its own dtype: the bias and the
+// activation are applied to the f32 accumulator and the result rounded once, as a fused kernel
+// keeps intermediates in f32 (eval agrees: it never rounds them either). Only a result read by
+// that one op, not a graph output and not written in place, is fused. The ops taken are
+// removed; the dead-code pass after it drops their old results.
 #include <vector>
 
 #include "core/passes/presegmentation.h"
@@ -31,6 +37,55 @@ bool library_writes(DType operand, DType result) {
          ((operand == DType::F16 || operand == DType::BF16) && result == DType::F32);
 }
 
+// The bias operand of `add` (which reads product result r) when the product `m`, the op at
+// index `k`, can add it in its epilogue (see the top), else kNoValue.
+ValueId bias_of(const Fusion& f, const Op& m, int k, const Op& add, ValueId r) {
+  if (add.kind != OpKind::Add || add.args.size() != 2 || m.args.size() != 2) return kNoValue;
+  if (m.kind == OpKind::Matmul &&
+      (m.args[1].is_literal() || f.value(m.args[1].value).rank() != 2))
+    return kNoValue;
+  const Operand& other = add.args[0].is_literal() || add.args[0].value != r ? add.args[0]
+                                                                            : add.args[1];
+  if (other.is_literal() || other.value == r) return kNoValue;
+  const Value& bias = f.value(other.value);
+  const Value& result = f.value(r);
+  // Defined before the product, which will read it.
+  if (bias.def_op >= k) return kNoValue;
+  if (result.rank() < 1 || bias.rank() != 1 || !(bias.shape[0] == result.shape.back()))
+    return kNoValue;
+  if (!is_float(result.dtype) || bias.dtype != result.dtype ||
+      f.value(add.outs[0]).dtype != result.dtype)
+    return kNoValue;
+  if (!bias.strides.empty() && !bias.strides[0].is_const(1)) return kNoValue;  // packed only
+  return other.value;
+}
+
+// Makes product `m` add `bias` in its epilogue: a matmul becomes the linear of its right
+// operand's transpose (the permute goes into `before`, to be placed before the product).
+void take_bias(Fusion& f, Op& m, ValueId bias, std::vector<Op>& before) {
+  if (m.kind == OpKind::Matmul) {
+    const ValueId w = m.args[1].value;
+    Value t;
+    t.dtype = f.value(w).dtype;
+    t.shape = {f.value(w).shape[1], f.value(w).shape[0]};
+    const std::string stem = f.value(w).name + "_t";
+    t.name = stem;
+    for (int n = 2; f.find_value(t.name); ++n) t.name = stem + "_" + std::to_string(n);
+    Op p;
+    p.kind = OpKind::Permute;
+    p.attrs.dims = {1, 0};
+    p.args = {m.args[1]};
+    p.source_index = m.source_index;
+    p.outs = {f.add_value(std::move(t))};
+    m.kind = OpKind::Linear;
+    m.args[1].value = p.outs[0];
+    before.push_back(std::move(p));
+  }
+  Operand b;
+  b.value = bias;
+  m.args.push_back(b);
+}
+
 }  // namespace
 
 void fuse_library_epilogues(Fusion& f) {
@@ -38,18 +93,24 @@ void fuse_library_epilogues(Fusion& f) {
   const std::vector<std::vector<int>> readers = readers_of(f);
   const std::vector<bool> aliased = aliased_values(f);
   std::vector<bool> drop(f.ops.size(), false);
+  std::vector<std::vector<Op>> before(f.ops.size());  // ops to place before each op
   bool any = false;
   for (size_t k = 0; k < f.ops.size(); ++k) {
-    Op& m = f.ops[k];
-    if (m.info().group != OpGroup::Matrix) continue;
+    if (f.ops[k].info().group != OpGroup::Matrix) continue;
     bool cast_taken = false;
     for (;;) {
+      Op& m = f.ops[k];
       const ValueId r = m.outs[0];
       if (f.is_output(r) || aliased[r] || readers[r].size() != 1) break;
       Op& c = f.ops[readers[r][0]];
       const ValueId out = c.outs[0];
       const MatmulActivation act = activation_of(c.kind);
-      if (act != MatmulActivation::None && !cast_taken &&
+      const ValueId bias = cast_taken || m.attrs.activation != MatmulActivation::None
+                               ? kNoValue
+                               : bias_of(f, m, static_cast<int>(k), c, r);
+      if (bias != kNoValue) {
+        take_bias(f, m, bias, before[k]);
+      } else if (act != MatmulActivation::None && !cast_taken &&
           m.attrs.activation == MatmulActivation::None &&
           f.value(out).dtype == f.value(r).dtype) {
         m.attrs.activation = act;
@@ -68,10 +129,12 @@ void fuse_library_epilogues(Fusion& f) {
   if (!any) return;
   std::vector<Op> kept;
   for (size_t k = 0; k < f.ops.size(); ++k) {
+    for (Op& op : before[k]) kept.push_back(std::move(op));
     if (drop[k]) continue;
-    for (ValueId o : f.ops[k].outs) f.value(o).def_op = static_cast<int>(kept.size());
     kept.push_back(std::move(f.ops[k]));
   }
+  for (size_t k = 0; k < kept.size(); ++k)
+    for (ValueId o : kept[k].outs) f.value(o).def_op = static_cast<int>(k);
   f.ops = std::move(kept);
 }
 

@@ -176,6 +176,92 @@ TEST_CASE("the epilogue takes the casts the library writes, and no others", "[ma
   }
 }
 
+TEST_CASE("the epilogue adds a bias vector after a product, and nothing it cannot add",
+          "[matmul]") {
+  // x @ w + b (b added on either side) and linear(x, w) + b: one library step that adds b as it
+  // writes, then applies the relu after it; a matmul becomes the linear of w's transpose, read
+  // in place (B is w as it lies, row-major).
+  auto product = [](const std::string& bias_dtype, const std::string& bias_shape,
+                    const std::string& ops, const std::string& extra = "") {
+    return compiled(graph(input("x", "f16", "[\"N\", 8]") + ", " +
+                              input("w", "f16", "[8, 6]") + ", " +
+                              input("v", "f16", "[6, 8]") + ", " +
+                              input("b", bias_dtype, bias_shape, extra),
+                          ops, R"("y")", R"({"N": {}})"));
+  };
+  for (const char* add : {R"({"op": "add", "args": ["p", "b"], "out": "q"})",
+                          R"({"op": "add", "args": ["b", "p"], "out": "q"})"}) {
+    CompiledFusion c =
+        product("f16", "[6]", std::string(R"({"op": "matmul", "args": ["x", "w"], "out": "p"},)") +
+                                  add + R"(, {"op": "relu", "args": ["q"], "out": "y"})");
+    REQUIRE(c.matmuls.size() == 1);
+    CHECK(c.plan.size() == 1);
+    const MatmulCall& m = c.matmuls[0];
+    CHECK(m.bias.value == *c.fusion.find_value("b"));
+    CHECK(m.epilogue == MatmulEpilogueKind::Relu);
+    CHECK((m.b.value == *c.fusion.find_value("w") && m.b.row_stride == Expr(6) &&
+           m.b.col_stride == Expr(1)));
+  }
+  CompiledFusion l = product("f16", "[6]",
+                             R"({"op": "linear", "args": ["x", "v"], "out": "p"},
+                                {"op": "add", "args": ["p", "b"], "out": "y"})");
+  CHECK((l.plan.size() == 1 && l.matmuls[0].bias.value == *l.fusion.find_value("b")));
+
+  // Left to a kernel after the product: a bias of another dtype, of rank 2, read with a stride,
+  // added after the activation, or to a batch of right operands.
+  struct Refused {
+    const char* why;
+    std::string dtype, shape, extra, ops;
+  };
+  const std::string mm = R"({"op": "matmul", "args": ["x", "w"], "out": "p"},)";
+  for (const Refused& k :
+       {Refused{"another dtype", "f32", "[6]", "", mm + R"({"op": "add", "args": ["p", "b"], "out": "y"})"},
+        Refused{"rank 2", "f16", "[1, 6]", "", mm + R"({"op": "add", "args": ["p", "b"], "out": "y"})"},
+        Refused{"strided", "f16", "[6]", R"(, "strides": [2])",
+                mm + R"({"op": "add", "args": ["p", "b"], "out": "y"})"},
+        Refused{"after relu", "f16", "[6]", "",
+                mm + R"({"op": "relu", "args": ["p"], "out": "r"},
+                        {"op": "add", "args": ["r", "b"], "out": "y"})"}}) {
+    INFO(k.why);
+    CompiledFusion c = product(k.dtype, k.shape, k.ops, k.extra);
+    REQUIRE(c.matmuls.size() == 1);
+    CHECK(c.matmuls[0].bias.value == kNoValue);
+    CHECK(c.plan.size() == 2);
+  }
+  CompiledFusion batched = compiled(graph(
+      input("x", "f32", "[3, 4, 8]") + ", " + input("w", "f32", "[3, 8, 6]") + ", " +
+          input("b", "f32", "[6]"),
+      R"({"op": "matmul", "args": ["x", "w"], "out": "p"},
+         {"op": "add", "args": ["p", "b"], "out": "y"})",
+      R"("y")"));
+  CHECK((batched.matmuls[0].bias.value == kNoValue && batched.plan.size() == 2));
+
+  // A bias is a row of C as the library lays it out: a linear with a bias whose result is
+  // transposed writes C row-major and a kernel transposes it (cuBLASLt refuses a bias with a
+  // column-major C); without a bias the library writes the transpose itself.
+  for (bool with_bias : {true, false}) {
+    INFO("bias " << with_bias);
+    CompiledFusion c = compiled(graph(
+        input("x", "f32", "[\"N\", 8]") + ", " + input("v", "f32", "[6, 8]") + ", " +
+            input("b", "f32", "[6]"),
+        std::string(R"({"op": "linear", "args": ["x", "v")") + (with_bias ? R"(, "b")" : "") +
+            R"(], "out": "p"}, {"op": "permute", "args": ["p"], "dims": [1, 0], "out": "y"})",
+        R"("y")", R"({"N": {}})"));
+    REQUIRE(c.matmuls.size() == 1);
+    CHECK(c.matmuls[0].c.col_stride.str() == (with_bias ? "1" : "N"));
+    CHECK(c.plan.size() == (with_bias ? 2u : 1u));
+  }
+  // cuBLASLt reads a bias as a packed row: an input bias with a stride is copied first.
+  CompiledFusion strided = compiled(graph(
+      input("x", "f32", "[\"N\", 8]") + ", " + input("v", "f32", "[6, 8]") + ", " +
+          input("b", "f32", "[6]", R"(, "strides": [2])"),
+      R"({"op": "linear", "args": ["x", "v", "b"], "out": "y"})", R"("y")", R"({"N": {}})"));
+  REQUIRE(strided.matmuls.size() == 1);
+  CHECK(strided.plan.size() == 2);
+  const MatmulLayout& bias = strided.matmuls[0].bias;
+  CHECK((bias.value != *strided.fusion.find_value("b") && bias.col_stride == Expr(1)));
+}
+
 TEST_CASE("library steps in the emulator match eval for every layout", "[matmul][emulated]") {
   const std::string syms = R"({"B": {"hint": 2, "max": 9}, "N": {"hint": 5, "max": 70}})";
   auto run = [&](const std::string& inputs, const std::string& ops, const std::string& outputs) {
