@@ -76,7 +76,7 @@ CompiledFusion compile_fusion(Fusion fusion, const CompileOptions& options, Pass
   // (May give readers of an input written in place a copy taken before, and readers of a
   // cheap intermediate their own copy of the ops computing it: adds ops.)
   out.segmented =
-      ctx.timed("segment", [&] { return segment_graph(fusion, all_schedulers(), hints); });
+      ctx.timed("segment", [&] { return segment_graph(fusion, all_schedulers(), hints, &ctx); });
   out.fusion = std::move(fusion);
   const Fusion& f = out.fusion;
   ctx.timed("group-launches", [&] {

@@ -43,11 +43,11 @@ void read_copy(Fusion& f, int reader, ValueId input) {
 }  // namespace
 
 SegmentedFusion segment_fusion_in_place(Fusion& f, const std::vector<const Scheduler*>& schedulers,
-                                        const HeuristicHints& hints) {
+                                        const HeuristicHints& hints, PassContext* timing) {
   // Each retry moves one read off an input for good, so this ends.
   while (true) {
     try {
-      return segment_fusion(f, schedulers, hints);
+      return segment_fusion(f, schedulers, hints, timing);
     } catch (const OverwriteCycle& c) {
       read_copy(f, c.reader, c.input);
       verify_fusion(f);

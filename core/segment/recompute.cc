@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "core/passes/pass_context.h"
 #include "core/passes/presegmentation.h"
 #include "core/segment/merge_rules.h"
 #include "core/segment/segmenter.h"
@@ -220,17 +221,18 @@ void apply(Fusion& f, const SegmentedFusion& s, const std::vector<Recompute>& to
 }  // namespace
 
 SegmentedFusion segment_graph(Fusion& f, const std::vector<const Scheduler*>& schedulers,
-                              const HeuristicHints& hints) {
-  SegmentedFusion s = segment_fusion_in_place(f, schedulers, hints);
+                              const HeuristicHints& hints, PassContext* timing) {
+  SegmentedFusion s = segment_fusion_in_place(f, schedulers, hints, timing);
   TrafficPoints at = TrafficPoints::from(f, hints);
   for (int round = 0; round < kRounds; ++round) {
-    std::vector<Recompute> todo = plan(f, s, schedulers, at);
+    std::vector<Recompute> todo =
+        timed_step(timing, "segment", "recompute plan", [&] { return plan(f, s, schedulers, at); });
     if (todo.empty()) break;
     Fusion before = f;
     apply(f, s, todo);
     remove_dead_ops(f);
     verify_fusion(f);
-    SegmentedFusion next = segment_fusion_in_place(f, schedulers, hints);
+    SegmentedFusion next = segment_fusion_in_place(f, schedulers, hints, timing);
     if (!worth_recomputing(
             saving(cost(before, s, at), Bytes(at.points.size(), 0.0), cost(f, next, at)))) {
       f = std::move(before);

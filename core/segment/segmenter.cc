@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/base/diagnostics.h"
+#include "core/passes/pass_context.h"
 #include "core/schedule/register_cost.h"
 #include "core/segment/fusible_regions.h"
 #include "core/segment/merge_rules.h"
@@ -64,20 +65,18 @@ std::vector<std::set<int>> overwrite_edges(const Fusion& f) {
   FUSERC_UNREACHABLE("segments depend on each other in a cycle");
 }
 
-}  // namespace
-
-SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Scheduler*>& schedulers,
-                               const HeuristicHints& hints) {
-  SegmentContext ctx{f, schedulers, hints, TrafficPoints::from(f, hints)};
-  auto producers = producers_of(f);
-  auto readers_before = overwrite_edges(f);
-  GroupGraph g(f, producers, readers_before);
-
-  // Top-down: the whole graph when one scheduler takes it (and no segment_set cuts it), else
-  // regions, the connected components over fusible edges (cut where a path leaves one through
-  // a library step and comes back, see fusible_regions.h).
-  // Several regions as one kernel are a horizontal merge, under its rules: a reduction kernel
-  // takes them only when pointwise work keeps its parallelism, and registers must allow.
+// Top-down: the whole graph when one scheduler takes it (and no segment_set cuts it), else
+// regions, the connected components over fusible edges (cut where a path leaves one through
+// a library step and comes back, see fusible_regions.h).
+// Several regions as one kernel are a horizontal merge, under its rules: a reduction kernel
+// takes them only when pointwise work keeps its parallelism, and registers must allow.
+// A region a scheduler takes whole is one group; the others start as single ops (their sets in
+// `shattered`, merged bottom-up next: merges follow fusible edges only, so they stay inside a
+// region), large ones chunk by chunk (the joined chunks left at the size bound in `chunked`).
+void group_top_down(GroupGraph& g, const SegmentContext& ctx,
+                    const std::vector<std::set<int>>& producers,
+                    std::vector<std::set<int>>& shattered, std::set<int>& chunked) {
+  const Fusion& f = ctx.f;
   std::vector<int> all(f.ops.size());
   std::iota(all.begin(), all.end(), 0);
   std::map<int, std::vector<std::vector<int>>> regions = fusible_regions(f, producers);
@@ -87,18 +86,13 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
   if (!cut && regions.size() > 1) {
     Segment whole = g.as_segment(all);
     const GroupFacts facts(f, whole);
-    const Scheduler* sch = first_accepting(facts, schedulers);
+    const Scheduler* sch = first_accepting(facts, ctx.schedulers);
     if (sch &&
         parallelism_reason(ctx, facts, sch->kind(), sch->kind(), SchedulerKind::Pointwise)
             .empty() &&
-        estimated_registers(facts, sch->kind(), hints) <= kRegisterBudget)
+        estimated_registers(facts, sch->kind(), ctx.hints) <= kRegisterBudget)
       regions = {{0, {all}}};
   }
-
-  // A region a scheduler takes whole is one group; the others start as single ops and are
-  // merged bottom-up (merges follow fusible edges only, so they stay inside a region), large
-  // ones chunk by chunk. Then groups reading the same tensors merge horizontally.
-  std::vector<std::set<int>> shattered;
   std::vector<int> chunks;
   for (const auto& [root, pieces] : regions) {
     if (pieces.size() == 1)
@@ -107,9 +101,27 @@ SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Schedule
       group_cut_region(g, pieces, ctx, shattered);
   }
   g.link();
-  std::set<int> chunked = join_chunks(g, chunks, ctx);
-  for (auto& members : shattered) merge_producers(g, members, ctx);
-  merge_siblings(g, ctx, chunked);
+  chunked = join_chunks(g, chunks, ctx);
+}
+
+}  // namespace
+
+SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Scheduler*>& schedulers,
+                               const HeuristicHints& hints, PassContext* timing) {
+  SegmentContext ctx{f, schedulers, hints, TrafficPoints::from(f, hints)};
+  auto producers = producers_of(f);
+  auto readers_before = overwrite_edges(f);
+  GroupGraph g(f, producers, readers_before);
+
+  // Top-down, then bottom-up, then horizontally.
+  std::vector<std::set<int>> shattered;
+  std::set<int> chunked;
+  timed_step(timing, "segment", "regions",
+             [&] { group_top_down(g, ctx, producers, shattered, chunked); });
+  timed_step(timing, "segment", "merge producers", [&] {
+    for (auto& members : shattered) merge_producers(g, members, ctx);
+  });
+  timed_step(timing, "segment", "merge siblings", [&] { merge_siblings(g, ctx, chunked); });
 
   // Order the groups topologically (ties: the earliest op first) and name their schedulers.
   std::map<int, int> waiting;

@@ -22,6 +22,8 @@
 
 namespace fuserc {
 
+class PassContext;  // core/passes/pass_context.h: with one, the steps are timed
+
 // Thrown by segment_fusion when its kernels have no valid order: op `reader` reads `input`,
 // which an output overwrites in place, and needs results of the kernel that overwrites it.
 class OverwriteCycle : public UserError {
@@ -35,19 +37,21 @@ class OverwriteCycle : public UserError {
 // Throws UserError naming the op when no scheduler can compile some op at all, and
 // OverwriteCycle (see above).
 SegmentedFusion segment_fusion(const Fusion& f, const std::vector<const Scheduler*>& schedulers,
-                               const HeuristicHints& hints);
+                               const HeuristicHints& hints, PassContext* timing = nullptr);
 
 // segment_fusion, except that a reader caught in an OverwriteCycle is given a copy of the input
 // taken before it is overwritten (a segment_set of the input: one more kernel, which runs
 // first), and segmentation tries again. Adds those ops and values to `f` (read_copies.cc).
 SegmentedFusion segment_fusion_in_place(Fusion& f, const std::vector<const Scheduler*>& schedulers,
-                                        const HeuristicHints& hints);
+                                        const HeuristicHints& hints,
+                                        PassContext* timing = nullptr);
 
 // What the compiler runs: segment_fusion_in_place, then recomputation of cheap producers: a
 // tensor a kernel writes only for another kernel, a few elementwise ops from what the reader
 // reads anyway, is computed again by the reader (recompute.cc). Adds those ops to `f` (and
 // removes the ones no longer needed) when the result moves fewer bytes.
+// With `timing`, its steps are rows under the "segment" stage of --time-passes.
 SegmentedFusion segment_graph(Fusion& f, const std::vector<const Scheduler*>& schedulers,
-                              const HeuristicHints& hints);
+                              const HeuristicHints& hints, PassContext* timing = nullptr);
 
 }  // namespace fuserc

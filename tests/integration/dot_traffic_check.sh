@@ -43,5 +43,13 @@ for cmd in "compile $two -o $work/two.fpkg -q" "codegen $two --dir $work/two_cud
   for stage in segment lower total; do
     grep -qE "^$stage +[0-9]" "$work/passes.txt" || fail "fuserc ${cmd%% *} --time-passes: no '$stage' row"
   done
+  # Segmentation's steps are indented under it and not counted again in the total.
+  for step in regions "merge producers" "merge siblings"; do
+    grep -qE "^  $step +[0-9]" "$work/passes.txt" ||
+      fail "fuserc ${cmd%% *} --time-passes: no '$step' step under segment"
+  done
+  awk '/^[a-z]/ && $1 != "stage" && $1 != "total" {sum += $2} $1 == "total" {total = $2}
+       END {d = sum - total; if (d < -0.01 || d > 0.01) exit 1}' "$work/passes.txt" ||
+    fail "fuserc ${cmd%% *} --time-passes: the total is not the sum of the stages"
 done
 echo "dot_traffic_check: ok"
