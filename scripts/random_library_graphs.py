@@ -571,7 +571,6 @@ class Gen:
             self.feat("sdpa_gqa")
         if L != S:
             self.feat("sdpa_L_ne_S")
-        lead = [x if y == 1 else y for x, y in zip(qlead, klead)] if not gqa else list(qlead)
         if not gqa and rank >= 3 and r.random() < 0.15:
             cut = r.randint(1, rank - 2)
             if r.random() < 0.5:
@@ -579,6 +578,15 @@ class Gen:
             else:
                 qlead = qlead[cut:]
             self.feat("sdpa_rank_mismatch")
+        # The result's leading dims: q's and k's broadcast together, aligned from the right (a
+        # rank cut above leaves the longer one's outer dims as they are).
+        if gqa:
+            lead = list(qlead)
+        else:
+            short, long_ = sorted((qlead, klead), key=len)
+            extra = len(long_) - len(short)
+            q_tail, k_tail = qlead[len(qlead) - len(short):], klead[len(klead) - len(short):]
+            lead = list(long_[:extra]) + [x if y == 1 else y for x, y in zip(q_tail, k_tail)]
         qsh, ksh, vsh = qlead + [L, E], klead + [S, E], vlead + [S, Ev]
         for s in (qsh, ksh, vsh):
             if not self.small(s, 12000):
