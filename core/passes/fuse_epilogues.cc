@@ -9,7 +9,10 @@
 //     form has none, so it stays a kernel) of the same dtype;
 //   - a cast to another floating dtype the library writes for these operands (cuBLASLt's type
 //     table: f16 and bf16 operands give f32 as well as their own dtype; f32 and f64 products
-//     write only their own, so a cast after one stays a kernel).
+//     write only their own, so a cast after one stays a kernel), where the product adds no
+//     bias: cuBLASLt reads a bias in the dtype it writes (an H200 run found no algorithm for a
+//     bf16 bias with an f32 result), so a product with a bias keeps its dtype and the cast is a
+//     kernel.
 // The product's result then never goes through memory in its own dtype: the bias and the
 // activation are applied to the f32 accumulator and the result rounded once, as a fused kernel
 // keeps intermediates in f32 (eval agrees: it never rounds them either). Only a result read by
@@ -59,6 +62,8 @@ ValueId bias_of(const Fusion& f, const Op& m, int k, const Op& add, ValueId r) {
   if (!bias.strides.empty() && !bias.strides[0].is_const(1)) return kNoValue;  // packed only
   return other.value;
 }
+
+bool has_bias(const Op& m) { return m.kind == OpKind::Linear && m.args.size() == 3; }
 
 // Makes product `m` add `bias` in its epilogue: a matmul becomes the linear of its right
 // operand's transpose (the permute goes into `before`, to be placed before the product).
@@ -114,7 +119,7 @@ void fuse_library_epilogues(Fusion& f) {
           m.attrs.activation == MatmulActivation::None &&
           f.value(out).dtype == f.value(r).dtype) {
         m.attrs.activation = act;
-      } else if (c.kind == OpKind::Cast && !cast_taken &&
+      } else if (c.kind == OpKind::Cast && !cast_taken && !has_bias(m) &&
                  library_writes(f.value(m.args[0].value).dtype, f.value(out).dtype)) {
         cast_taken = true;
       } else {

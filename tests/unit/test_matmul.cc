@@ -206,6 +206,21 @@ TEST_CASE("the epilogue adds a bias vector after a product, and nothing it canno
                              R"({"op": "linear", "args": ["x", "v"], "out": "p"},
                                 {"op": "add", "args": ["p", "b"], "out": "y"})");
   CHECK((l.plan.size() == 1 && l.matmuls[0].bias.value == *l.fusion.find_value("b")));
+  // A bias, then a cast to f32: cuBLASLt reads the bias in the dtype it writes (it has no
+  // algorithm for an f16 bias with an f32 result), so the product keeps f16 and a kernel casts;
+  // the same for linear's own bias.
+  for (const char* first : {R"({"op": "matmul", "args": ["x", "w"], "out": "p0"},
+                              {"op": "add", "args": ["p0", "b"], "out": "p"},)",
+                            R"({"op": "linear", "args": ["x", "v", "b"], "out": "p"},)"}) {
+    INFO(first);
+    CompiledFusion c = product("f16", "[6]", std::string(first) +
+                                                 R"({"op": "cast", "args": ["p"], "out": "y",
+                                                     "dtype": "f32"})");
+    REQUIRE(c.matmuls.size() == 1);
+    CHECK(c.matmuls[0].bias.value == *c.fusion.find_value("b"));
+    CHECK(c.matmuls[0].c.dtype == DType::F16);
+    CHECK(c.plan.size() == 2);
+  }
 
   // Left to a kernel after the product: a bias of another dtype, of rank 2, read with a stride,
   // added after the activation, or to a batch of right operands.
