@@ -78,6 +78,15 @@ void make_online(Accumulator& acc, int sum_index) {
   acc.bytes = kernel_type_size(acc.type);
 }
 
+void make_two_pass(Accumulator& acc) {
+  FUSERC_CHECK(acc.welford, "a two-pass variance over an accumulator that is not Welford's");
+  acc.welford = false;
+  acc.two_pass = true;
+  acc.functor = "fz_sum_op";
+  acc.type = kir::compute_type_of(acc.acc);
+  acc.bytes = kernel_type_size(acc.type);
+}
+
 kir::ValuePtr accumulator_identity(const Accumulator& acc) {
   if (acc.online_sum >= 0)
     return kir::call(
@@ -140,6 +149,7 @@ kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a
 
 std::vector<kir::ValuePtr> accumulator_results(const Accumulator& acc, const Expr& row_length,
                                                kir::Type index_type) {
+  FUSERC_CHECK(!acc.two_pass, "a two-pass variance's results come from its second pass");
   kir::ValuePtr a = kir::ref(acc.name, acc.type);
   if (acc.online_sum >= 0) {
     kir::Type t = kir::compute_type_of(acc.acc);

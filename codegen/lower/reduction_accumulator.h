@@ -3,7 +3,7 @@
 // input's type for max/min, Welford structs for var/var_mean, fz_lse for a max folded with a
 // sum of exp(x - max), an online log-sum-exp), its identity, folding one element in, combining
 // two accumulators (the functor the preamble's fz_row_reduce and fz_column_reduce take), and
-// the results it gives for a row.
+// the results it gives for a row (a variance over registers: see two_pass).
 #pragma once
 
 #include <string>
@@ -22,6 +22,10 @@ struct Accumulator {
   DType out = DType::F32;  // the dtype of the reduction's (first) result
   int outputs = 1;         // var_mean has two
   bool welford = false;
+  // A variance over a row held in registers (a persistent variant): this accumulates the plain
+  // sum; the squared deviations from the mean are a second pass over the registers
+  // (ReductionLowering::variance_from_registers), not Welford's running state.
+  bool two_pass = false;
   int online_sum = -1;  // online log-sum-exp: the sum of exp(x - max) this max also gives
   kir::Type type = kir::Type::Float;
   std::string functor;     // fz_sum_op, fz_prod_op, fz_max_op, fz_min_op, fz_welford_op, fz_lse_op
@@ -38,6 +42,9 @@ Accumulator make_accumulator(const Fusion& f, const ReductionInfo& info, int ind
 // The max `acc` (of f32 or f64) made an online log-sum-exp that also gives reduction
 // `sum_index`, a sum of exp(input - max) (ReductionInfo::online_max).
 void make_online(Accumulator& acc, int sum_index);
+
+// Welford accumulator `acc` made the sum of a two-pass variance (Accumulator::two_pass).
+void make_two_pass(Accumulator& acc);
 
 // The value an empty accumulator starts from.
 kir::ValuePtr accumulator_identity(const Accumulator& acc);

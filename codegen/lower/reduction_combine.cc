@@ -34,7 +34,12 @@ void ReductionLowering::set_reduced_values(const Accumulator& acc,
 // underflows, and x * (1 / s) is within 1.5 ulp of x / s (the oracle allows 2e-5 relative for
 // f32). f64 divisions (and f16 arithmetic) stay divisions.
 void ReductionLowering::add_reciprocals(Ctx& c, kir::Block& b, const Accumulator& acc) {
-  if (acc.online_sum < 0) return;
+  // An online log-sum-exp's sum, or a softmax's sum that a persistent variant accumulates in
+  // a phase of its own (separate_online_lse).
+  int sum = acc.online_sum;
+  if (sum < 0 && acc.op == OpKind::Sum && given_.reductions[acc.reduction].online_max >= 0)
+    sum = acc.reduction;
+  if (sum < 0) return;
   std::map<int, kir::ValuePtr> of_divisor;
   for (size_t id = 0; id < graph_.nodes().size(); ++id) {
     const ENode& n = graph_.node(id);
@@ -42,7 +47,7 @@ void ReductionLowering::add_reciprocals(Ctx& c, kir::Block& b, const Accumulator
         n.args.size() != 2)
       continue;
     const ENode& d = graph_.node(n.args[1]);
-    if (d.kind != ENode::Kind::Reduced || d.reduction != acc.online_sum ||
+    if (d.kind != ENode::Kind::Reduced || d.reduction != sum ||
         d.dtype != DType::F32)
       continue;
     auto it = reduced_values_.find(n.args[1]);
@@ -79,6 +84,42 @@ void ReductionLowering::block_combine(kir::Block& b, const std::vector<Accumulat
     }
     b.push_back(kir::assign(acc->name, kir::call(fn, acc->type, std::move(args))));
   }
+}
+
+std::vector<kir::ValuePtr> ReductionLowering::variance_from_registers(
+    Ctx& c, kir::Block& b, const Accumulator& sum, Accumulator& m2, const Expr& row,
+    const Expr& row_block) {
+  const DType dt = sum.acc;
+  const kir::Type t = sum.type;
+  const DType index_dtype = c.index_type == kir::Type::Int64 ? DType::I64 : DType::I32;
+  const kir::ValuePtr n =
+      kir::convert(kir::index_value(a_.row_length, c.index_type), index_dtype, dt);
+  const std::string base = f_.value(a_.reductions[sum.reduction].outputs[0]).name;
+  const std::string mean = c.names.fresh("mean_of_" + base);
+  b.push_back(kir::let(t, mean, kir::op(OpKind::Div, dt, t, {kir::ref(sum.name, t), n})));
+  b.push_back(kir::declare(t, m2.name, accumulator_identity(m2)));
+  const DType in = graph_.node(m2.input_node).dtype;
+  kir::Block pass = row_pass(
+      c, row, false, false, {m2.input_node},
+      [&](const std::vector<kir::ValuePtr>& v, kir::Block& body) {
+        kir::ValuePtr x = v[0];
+        if (canonical_dtype(in) != dt) x = kir::convert(x, in, dt);
+        kir::ValuePtr d = kir::op(OpKind::Sub, dt, t, {x, kir::ref(mean, t)});
+        body.push_back(kir::assign(
+            m2.name, kir::op(OpKind::Add, dt, t,
+                             {kir::ref(m2.name, t), kir::op(OpKind::Mul, dt, t, {d, d})})));
+      },
+      kNoFull);
+  b.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
+  combine_phase(c, b, {&m2}, false, row, row_block);
+  // m2 / max(n - correction, 0): the variance of fewer elements than the correction is m2 / 0.
+  const kir::ValuePtr dof = kir::op(
+      OpKind::Maximum, dt, t,
+      {kir::op(OpKind::Sub, dt, t, {n, kir::literal(Literal::of_int(sum.correction), t)}),
+       kir::literal(Literal::of_int(0), t)});
+  std::vector<kir::ValuePtr> r = {kir::op(OpKind::Div, dt, t, {kir::ref(m2.name, t), dof})};
+  if (sum.outputs > 1) r.push_back(kir::ref(mean, t));
+  return r;
 }
 
 void ReductionLowering::combine_phase(Ctx& c, kir::Block& b, const std::vector<Accumulator*>& accs,

@@ -12,6 +12,7 @@
 #include "codegen/lower/reduction_lowering_impl.h"
 #include "core/base/diagnostics.h"
 #include "core/schedule/launch_formulas.h"
+#include "core/schedule/online_lse.h"
 #include "core/schedule/reduction_buckets.h"
 
 namespace fuserc::lower {
@@ -19,7 +20,7 @@ namespace detail {
 
 ReductionLowering::ReductionLowering(const Fusion& f, const Segment& s, const ReductionAnalysis& a,
                                      SchedulerKind kind)
-    : f_(f), seg_(s), kind_(kind), a_(a), graph_(f, s.inputs) {
+    : f_(f), seg_(s), kind_(kind), given_(a), analysis_(a), graph_(f, s.inputs) {
   FUSERC_CHECK(a_.ok(), "lowering a reduction group the analysis rejects: " + a_.error);
   // (An axis of extent 1 has coordinate 0: broadcasting reads it so too.)
   for (size_t d = 0; d < a_.domain.size(); ++d)
@@ -188,6 +189,13 @@ LoweredKernel ReductionLowering::build(const std::string& name, bool index64, in
   c.counters = c.names.fresh("counters");
   c.last = c.names.fresh("last");
   c.g = c.names.fresh("g");
+  // A variant that holds the row in registers and is not split over blocks computes a
+  // softmax's max and sum of exp in two phases over the registers (separate_online_lse), and a
+  // variance in two passes (variance_from_registers below): both cheaper than their one-pass
+  // forms, which only save reading the row twice from memory.
+  const bool from_registers = elements > 0 && !p_.grid;
+  analysis_ = given_;
+  if (from_registers) separate_online_lse(analysis_);
   c.accs = accumulators(c.names);
   reduced_values_.clear();
   reciprocals_.clear();
@@ -203,11 +211,27 @@ LoweredKernel ReductionLowering::build(const std::string& name, bool index64, in
   k.max_threads = tpr * rpb;
   kir::Block& body = k.body;
 
+  // A persistent variant that is not split over blocks computes a variance in two passes over
+  // its registers (see variance_from_registers); m2_of holds the second pass's accumulator.
+  std::map<int, Accumulator> m2_of;  // reduction -> its squared deviations' accumulator
+  if (from_registers)
+    for (Accumulator& acc : c.accs)
+      if (acc.welford) {
+        make_two_pass(acc);
+        Accumulator m2 = acc;
+        const std::string base = f_.value(a_.reductions[acc.reduction].outputs[0]).name;
+        m2.name = c.names.fresh("m2_" + base);
+        m2.smem = c.names.fresh("smem_m2_" + base);
+        m2_of.emplace(acc.reduction, std::move(m2));
+      }
+
   // Shared memory for the combines.
-  for (const auto& acc : c.accs) {
+  auto declare_smem = [&](const Accumulator& acc) {
     int width = p_.inner ? (tpr > 32 ? rpb * tpr / 32 : 0) : tpr * rpb;
     if (width > 0) body.push_back(kir::shared_array(acc.type, acc.smem, width));
-  }
+  };
+  for (const auto& acc : c.accs) declare_smem(acc);
+  for (const auto& [r, m2] : m2_of) declare_smem(m2);
 
   Expr rows = a_.rows;
   Expr row = Expr::index(c.row, rows);
@@ -285,7 +309,10 @@ LoweredKernel ReductionLowering::build(const std::string& name, bool index64, in
     rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
     combine_phase(c, rb_body, accs, grid, row, row_block);
     for (Accumulator* acc : accs) {
-      std::vector<kir::ValuePtr> results = accumulator_results(*acc, a_.row_length, c.index_type);
+      std::vector<kir::ValuePtr> results =
+          acc->two_pass ? variance_from_registers(c, rb_body, *acc, m2_of.at(acc->reduction), row,
+                                                  row_block)
+                        : accumulator_results(*acc, a_.row_length, c.index_type);
       std::vector<std::string> locals;
       std::vector<ValueId> outs = a_.reductions[acc->reduction].outputs;
       if (acc->online_sum >= 0) outs.push_back(a_.reductions[acc->online_sum].outputs[0]);
@@ -414,6 +441,7 @@ LoweredKernel ReductionLowering::build(const std::string& name, bool index64, in
   if (!fits.is_const(1))
     ks.guards.push_back(
         {KernelGuard::Kind::LaunchLimit, fits, "kernel " + name + " needs too many blocks"});
+  analysis_ = given_;
   return lk;
 }
 

@@ -37,7 +37,10 @@ class ReductionLowering {
   const Segment& seg_;
   SchedulerKind kind_;
   ReductionParams p_;  // of the variant being built
-  const ReductionAnalysis& a_;
+  const ReductionAnalysis& given_;  // the segment's
+  // The variant's (build): a persistent one separates online log-sum-exps again.
+  ReductionAnalysis analysis_;
+  const ReductionAnalysis& a_ = analysis_;
   ElementGraph graph_;
   std::vector<Expr> coords_;
   std::vector<int> input_nodes_;
@@ -181,14 +184,24 @@ class ReductionLowering {
   void use_row_results(ElementEmitter& em) const;
   // `locals`: the accumulator's results (an online log-sum-exp: the max's, then the sum's).
   void set_reduced_values(const Accumulator& acc, const std::vector<std::string>& locals);
-  // Locals for the reciprocals of `acc`'s sum (an online log-sum-exp) that f32 divisions by
-  // it multiply by instead.
+  // Locals for the reciprocals of `acc`'s sum (an online log-sum-exp, or a softmax's sum in a
+  // phase of its own) that f32 divisions by it multiply by instead.
   void add_reciprocals(Ctx& c, kir::Block& b, const Accumulator& acc);
   // Combines the accumulators across the row's threads (every thread of the block calls it).
   void block_combine(kir::Block& b, const std::vector<Accumulator*>& accs) const;
   // Combines the accumulators of one phase across the row's threads (and blocks).
   void combine_phase(Ctx& c, kir::Block& b, const std::vector<Accumulator*>& accs, bool grid,
                      const Expr& row, const Expr& row_block);
+
+  // A variance over a row held in registers (Accumulator::two_pass; `sum` combined across the
+  // row's threads): the mean, a second pass summing the squared deviations from it into `m2`
+  // (combined the same way), and the results as accumulator_results gives them (the
+  // variance, then the mean for var_mean). Two sums cost a fraction of combining Welford
+  // states, and the deviations from the row's own mean keep the variance of data far from
+  // zero exact to the dtype's precision.
+  std::vector<kir::ValuePtr> variance_from_registers(Ctx& c, kir::Block& b, const Accumulator& sum,
+                                                     Accumulator& m2, const Expr& row,
+                                                     const Expr& row_block);
 
   // One kernel of the variant p_ (`elements` per thread kept in registers; 0: streaming).
   LoweredKernel build(const std::string& name, bool index64, int elements);

@@ -33,6 +33,21 @@ ValueId through_views(const Fusion& f, const std::set<int>& in_group, ValueId v)
   return v;
 }
 
+// Phases again, in order (a reduction's `after` precede it): an online sum's result is there
+// after its max's phase.
+void assign_phases(ReductionAnalysis& a) {
+  a.phases = 0;
+  for (auto& r : a.reductions) {
+    if (r.online_max >= 0) {
+      r.phase = a.reductions[r.online_max].phase;
+    } else {
+      r.phase = 1;
+      for (int d : r.after) r.phase = std::max(r.phase, a.reductions[d].phase + 1);
+    }
+    a.phases = std::max(a.phases, r.phase);
+  }
+}
+
 }  // namespace
 
 void find_online_lse(const Fusion& f, const Segment& group, ReductionAnalysis& a) {
@@ -63,16 +78,12 @@ void find_online_lse(const Fusion& f, const Segment& group, ReductionAnalysis& a
       break;
     }
   }
-  // Phases again, in order (a reduction's `after` precede it): an online sum's result is
-  // there after its max's phase.
-  for (auto& r : a.reductions) {
-    if (r.online_max >= 0) {
-      r.phase = a.reductions[r.online_max].phase;
-      continue;
-    }
-    r.phase = 1;
-    for (int d : r.after) r.phase = std::max(r.phase, a.reductions[d].phase + 1);
-  }
+  assign_phases(a);
+}
+
+void separate_online_lse(ReductionAnalysis& a) {
+  for (auto& r : a.reductions) r.online_max = -1;
+  assign_phases(a);
 }
 
 }  // namespace fuserc

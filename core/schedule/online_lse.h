@@ -16,4 +16,10 @@ namespace fuserc {
 // phases.
 void find_online_lse(const Fusion& f, const Segment& group, ReductionAnalysis& a);
 
+// Undoes it: every sum accumulates in a phase after its max's again, and the phases are
+// recomputed. For a kernel that holds its row in registers, where the max pass reads nothing
+// twice: the sum then takes one exp per element, where the online form takes two and each
+// combine of partial (m, s) pairs two more.
+void separate_online_lse(ReductionAnalysis& a);
+
 }  // namespace fuserc

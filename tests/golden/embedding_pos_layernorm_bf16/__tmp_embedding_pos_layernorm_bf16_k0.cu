@@ -11,7 +11,8 @@ extern "C" __global__ void __launch_bounds__(192) embedding_pos_layernorm_bf16_k
     int B,
     int S,
     int V) {
-  __shared__ fz_welford<float> smem_var[6];
+  __shared__ float smem_var[6];
+  __shared__ float smem_m2_var[6];
   for (int row_base = (int)blockIdx.x * 2; row_base < B * S; row_base += (int)gridDim.x * 2) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < B * S;
@@ -20,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(192) embedding_pos_layernorm_bf16_k
     float pos_r[8];
     float w_r[8];
     float b_r[8];
-    fz_welford<float> acc_var = fz_welford_init<float>();
+    float acc_var = 0.0f;
     if (active) {
       if (vec_ok) {
         #pragma unroll
@@ -45,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(192) embedding_pos_layernorm_bf16_k
             pos_r[lane] = pos_v2;
             w_r[lane] = w_v2;
             b_r[lane] = b_v2;
-            acc_var = fz_welford_push_shifted(acc_var, hf_v);
+            acc_var = (acc_var + hf_v);
           }
         }
       } else {
@@ -65,13 +66,37 @@ extern "C" __global__ void __launch_bounds__(192) embedding_pos_layernorm_bf16_k
           pos_r[j] = pos_v;
           w_r[j] = w_v;
           b_r[j] = b_v;
-          acc_var = fz_welford_push_shifted(acc_var, hf);
+          acc_var = (acc_var + hf);
         }
       }
     }
-    acc_var = fz_row_reduce<96>(acc_var, fz_welford_op(), smem_var);
-    const float var = fz_welford_var(acc_var, 0.0f);
-    const float mean = fz_welford_mean(acc_var);
+    acc_var = fz_row_reduce<96>(acc_var, fz_sum_op(), smem_var);
+    const float mean_of_var = (acc_var / (float)768);
+    float m2_var = 0.0f;
+    if (active) {
+      if (vec_ok) {
+        #pragma unroll
+        for (int j = 0; j < 1; ++j) {
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
+          #pragma unroll
+          for (int lane = 0; lane < 8; ++lane) {
+            const float h_v3 = (table_r[lane] + pos_r[lane]);
+            const float hf_v3 = h_v3;
+            m2_var = (m2_var + ((hf_v3 - mean_of_var) * (hf_v3 - mean_of_var)));
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float h_v2 = (table_r[j] + pos_r[j]);
+          const float hf_v2 = h_v2;
+          m2_var = (m2_var + ((hf_v2 - mean_of_var) * (hf_v2 - mean_of_var)));
+        }
+      }
+    }
+    m2_var = fz_row_reduce<96>(m2_var, fz_sum_op(), smem_m2_var);
+    const float var = (m2_var / fz_maximum(((float)768 - 0.0f), 0.0f));
+    const float mean = mean_of_var;
     if (active) {
       if (vec_ok) {
         #pragma unroll
@@ -82,9 +107,9 @@ extern "C" __global__ void __launch_bounds__(192) embedding_pos_layernorm_bf16_k
           fz_vec<__nv_bfloat16, 8> y_vec;
           #pragma unroll
           for (int lane = 0; lane < 8; ++lane) {
-            const float h_v3 = (table_r[lane] + pos_r[lane]);
-            const float hf_v3 = h_v3;
-            const float hc_v = (hf_v3 - mean);
+            const float h_v5 = (table_r[lane] + pos_r[lane]);
+            const float hf_v5 = h_v5;
+            const float hc_v = (hf_v5 - mean);
             const float hn_v = (hc_v * rstd_v);
             const float hw_v = (hn_v * w_r[lane]);
             const float yf_v = (hw_v + b_r[lane]);
@@ -99,9 +124,9 @@ extern "C" __global__ void __launch_bounds__(192) embedding_pos_layernorm_bf16_k
         #pragma unroll
         for (int j = 0; j < 8; ++j) {
           const int k = j * 96 + (int)threadIdx.x;
-          const float h_v2 = (table_r[j] + pos_r[j]);
-          const float hf_v2 = h_v2;
-          const float hc = (hf_v2 - mean);
+          const float h_v4 = (table_r[j] + pos_r[j]);
+          const float hf_v4 = h_v4;
+          const float hc = (hf_v4 - mean);
           const float hn = (hc * rstd);
           const float hw = (hn * w_r[j]);
           const float yf = (hw + b_r[j]);

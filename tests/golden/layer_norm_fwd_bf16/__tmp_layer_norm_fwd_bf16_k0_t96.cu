@@ -10,7 +10,8 @@ extern "C" __global__ void __launch_bounds__(192) layer_norm_fwd_bf16_k0_t96(
     float* __restrict__ rstd,
     __nv_bfloat16* __restrict__ y,
     int N) {
-  __shared__ fz_welford<float> smem_var[6];
+  __shared__ float smem_var[6];
+  __shared__ float smem_m2_var[6];
   for (int row_base = (int)blockIdx.x * 2; row_base < N; row_base += (int)gridDim.x * 2) {
     const int row = row_base + (int)threadIdx.y;
     const bool active = row_base + (int)threadIdx.y < N;
@@ -18,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(192) layer_norm_fwd_bf16_k0_t96(
     float x_r[8];
     float w_r[8];
     float b_r[8];
-    fz_welford<float> acc_var = fz_welford_init<float>();
+    float acc_var = 0.0f;
     if (active) {
       if (vec_ok) {
         #pragma unroll
@@ -36,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(192) layer_norm_fwd_bf16_k0_t96(
             x_r[lane] = x_v2;
             w_r[lane] = w_v2;
             b_r[lane] = b_v2;
-            acc_var = fz_welford_push_shifted(acc_var, xf_v);
+            acc_var = (acc_var + xf_v);
           }
         }
       } else {
@@ -50,13 +51,35 @@ extern "C" __global__ void __launch_bounds__(192) layer_norm_fwd_bf16_k0_t96(
           x_r[j] = x_v;
           w_r[j] = w_v;
           b_r[j] = b_v;
-          acc_var = fz_welford_push_shifted(acc_var, xf);
+          acc_var = (acc_var + xf);
         }
       }
     }
-    acc_var = fz_row_reduce<96>(acc_var, fz_welford_op(), smem_var);
-    const float var = fz_welford_var(acc_var, 0.0f);
-    const float mean_v = fz_welford_mean(acc_var);
+    acc_var = fz_row_reduce<96>(acc_var, fz_sum_op(), smem_var);
+    const float mean_of_var = (acc_var / (float)768);
+    float m2_var = 0.0f;
+    if (active) {
+      if (vec_ok) {
+        #pragma unroll
+        for (int j = 0; j < 1; ++j) {
+          [[maybe_unused]] const int g_v = (int)threadIdx.x;
+          #pragma unroll
+          for (int lane = 0; lane < 8; ++lane) {
+            const float xf_v3 = x_r[lane];
+            m2_var = (m2_var + ((xf_v3 - mean_of_var) * (xf_v3 - mean_of_var)));
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float xf_v2 = x_r[j];
+          m2_var = (m2_var + ((xf_v2 - mean_of_var) * (xf_v2 - mean_of_var)));
+        }
+      }
+    }
+    m2_var = fz_row_reduce<96>(m2_var, fz_sum_op(), smem_m2_var);
+    const float var = (m2_var / fz_maximum(((float)768 - 0.0f), 0.0f));
+    const float mean_v = mean_of_var;
     if (active) {
       if (vec_ok) {
         #pragma unroll
@@ -67,8 +90,8 @@ extern "C" __global__ void __launch_bounds__(192) layer_norm_fwd_bf16_k0_t96(
           fz_vec<__nv_bfloat16, 8> y_vec;
           #pragma unroll
           for (int lane = 0; lane < 8; ++lane) {
-            const float xf_v3 = x_r[lane];
-            const float xc_v = (xf_v3 - mean_v);
+            const float xf_v5 = x_r[lane];
+            const float xc_v = (xf_v5 - mean_v);
             const float xn_v = (xc_v * rstd_v2);
             const float xw_v = (xn_v * w_r[lane]);
             const float yf_v = (xw_v + b_r[lane]);
@@ -83,8 +106,8 @@ extern "C" __global__ void __launch_bounds__(192) layer_norm_fwd_bf16_k0_t96(
         #pragma unroll
         for (int j = 0; j < 8; ++j) {
           const int k = j * 96 + (int)threadIdx.x;
-          const float xf_v2 = x_r[j];
-          const float xc = (xf_v2 - mean_v);
+          const float xf_v4 = x_r[j];
+          const float xc = (xf_v4 - mean_v);
           const float xn = (xc * rstd_v);
           const float xw = (xn * w_r[j]);
           const float yf = (xw + b_r[j]);

@@ -6,13 +6,14 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
     float* __restrict__ y,
     int C,
     int N) {
-  __shared__ fz_lse<float> smem_m[4];
+  __shared__ float smem_m[4];
+  __shared__ float smem_s[4];
   for (int row_base = (int)blockIdx.x; row_base < N; row_base += (int)gridDim.x) {
     const int row = row_base;
     const bool active = true;
     const bool vec_ok = (C % 4 == 0) && fz_is_aligned<16>(x, C * row) && fz_is_aligned<16>(y, C * row);
     float x_r[8];
-    fz_lse<float> acc_m = fz_lse_init<float>();
+    float acc_m = (-__int_as_float(0x7f800000));
     if (active) {
       if (vec_ok) {
         #pragma unroll
@@ -24,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
             for (int lane = 0; lane < 4; ++lane) {
               const float x_v2 = x_vec.v[lane];
               x_r[j * 4 + lane] = x_v2;
-              acc_m = fz_lse_push(acc_m, x_v2);
+              acc_m = fz_maximum(acc_m, x_v2);
             }
           }
         }
@@ -35,14 +36,42 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
           if (k < C) {
             const float x_v = x[k + C * row];
             x_r[j] = x_v;
-            acc_m = fz_lse_push(acc_m, x_v);
+            acc_m = fz_maximum(acc_m, x_v);
           }
         }
       }
     }
-    acc_m = fz_row_reduce<128>(acc_m, fz_lse_op(), smem_m);
-    const float m = fz_lse_max(acc_m);
-    const float s = fz_lse_sum(acc_m);
+    acc_m = fz_row_reduce<128>(acc_m, fz_max_op(), smem_m);
+    const float m = acc_m;
+    float acc_s = 0.0f;
+    if (active) {
+      if (vec_ok) {
+        #pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          [[maybe_unused]] const int g_v = j * 128 + (int)threadIdx.x;
+          if (g_v * 4 < C) {
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+              const float xs_v = (x_r[j * 4 + lane] - m);
+              const float e_v = expf(xs_v);
+              acc_s = (acc_s + e_v);
+            }
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int k = j * 128 + (int)threadIdx.x;
+          if (k < C) {
+            const float xs = (x_r[j] - m);
+            const float e = expf(xs);
+            acc_s = (acc_s + e);
+          }
+        }
+      }
+    }
+    acc_s = fz_row_reduce<128>(acc_s, fz_sum_op(), smem_s);
+    const float s = acc_s;
     const float s_inv = (1.0f / s);
     if (active) {
       if (vec_ok) {
@@ -53,9 +82,9 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
             fz_vec<float, 4> y_vec;
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
-              const float xs_v = (x_r[j * 4 + lane] - m);
-              const float e_v = expf(xs_v);
-              const float y_v2 = (e_v * s_inv);
+              const float xs_v3 = (x_r[j * 4 + lane] - m);
+              const float e_v3 = expf(xs_v3);
+              const float y_v2 = (e_v3 * s_inv);
               y_vec.v[lane] = y_v2;
             }
             *reinterpret_cast<fz_vec<float, 4>*>(y + (g_v * 4 + C * row)) = y_vec;
@@ -66,9 +95,9 @@ extern "C" __global__ void __launch_bounds__(128) softmax_f32_k0_t128(
         for (int j = 0; j < 8; ++j) {
           const int k = j * 128 + (int)threadIdx.x;
           if (k < C) {
-            const float xs = (x_r[j] - m);
-            const float e = expf(xs);
-            const float y_v = (e * s_inv);
+            const float xs_v2 = (x_r[j] - m);
+            const float e_v2 = expf(xs_v2);
+            const float y_v = (e_v2 * s_inv);
             y[k + C * row] = y_v;
           }
         }
