@@ -208,10 +208,11 @@ def _inputs_at(inputs, dynamic, sizes, k):
         # The example's dim order kept (a channels-last image: PyTorch runs other ops on one).
         order = _dim_order(t)
         laid = [shape[d] for d in order]
+        # On the example's device: a module on a GPU has its parameters there.
         if t.dtype.is_floating_point:  # requires_grad kept: the function may take gradients
-            u = torch.empty(laid, dtype=t.dtype)
+            u = torch.empty(laid, dtype=t.dtype, device=t.device)
         else:
-            u = torch.zeros(laid, dtype=t.dtype)
+            u = torch.zeros(laid, dtype=t.dtype, device=t.device)
         if order != list(range(len(order))):
             u = u.permute([order.index(d) for d in range(len(order))])
         out.append(u.requires_grad_(t.requires_grad) if t.dtype.is_floating_point else u)
@@ -444,6 +445,8 @@ def _decompositions():
     # PyTorch's decompositions of the backward ops.
     from torch._decomp import decomposition_table
     for op, fn in decomposition_table.items():
+        if not hasattr(op, "overloadpacket"):
+            continue  # a higher-order operator (PyTorch 2's out_dtype), not an ATen overload
         packet = op.overloadpacket.__name__
         if op._overloadname != "out" and (packet.endswith("_backward") or
                                           packet.endswith("_backward_data")):
@@ -454,6 +457,8 @@ def _decompositions():
     # Their in-place forms (nn.Hardswish(inplace=True) in every torchvision MobileNetV3
     # block): the out-of-place decomposition copied into the tensor, where PyTorch has none.
     for op, fn in list(table.items()):
+        if not hasattr(op, "overloadpacket"):
+            continue
         packet = getattr(aten, op.overloadpacket.__name__ + "_", None)
         inplace = getattr(packet, op._overloadname, None) if packet is not None else None
         if inplace is not None and inplace not in table:
@@ -539,6 +544,11 @@ def _trace_make_fx(fn, args):
     params = inspect.signature(make_fx).parameters
     if "record_stack_traces" in params:
         kwargs["record_stack_traces"] = True
+    if "_allow_non_fake_inputs" in params:
+        # PyTorch 2: tensors the function reads that are not its arguments (a module's
+        # buffers, closed-over tables) are made fake as they are met, as _FakeConstants does
+        # on 1.13 (whose FakeTensorMode refuses them).
+        kwargs["_allow_non_fake_inputs"] = True
     old = PythonKeyTracer.__dict__.get("record_stack_traces")
     PythonKeyTracer.record_stack_traces = True
     try:
