@@ -256,7 +256,9 @@ __device__ __forceinline__ double fz_fma(double a, double b, double c) { return 
 // (Welford's running mean turns inf - inf into NaN). The running mean is mean + lo, lo holding
 // its rounding error (a two-sum per update), so that data far from 0 relative to its spread
 // (values in [10000, 10001]) keeps m2 as exact as data near 0: a mean rounded to an ulp of
-// 10000 would leak about 1e-3 into every deviation.
+// 10000 would leak about 1e-3 into every deviation. (A persistent kernel, its row in registers,
+// computes a variance in two passes over them instead: the sum, then the squared deviations
+// from the mean; see variance_from_registers in codegen/lower.)
 template <typename T>
 struct fz_welford {
   T mean, m2, n, sum, lo;
@@ -289,33 +291,8 @@ __device__ __forceinline__ fz_welford<T> fz_welford_push(fz_welford<T> a, T x) {
   const T mean = fz_mean_add(a.mean, lo, d / n);
   return fz_welford<T>{mean, a.m2 + d * ((x - mean) - lo), n, a.sum + x, lo};
 }
-// Without a division per element, for a thread that folds in only a few elements of a row
-// (a persistent variant's register-cached elements): the sums of y = x - k and y * y, with k
-// the thread's first finite element, kept in a "shifted" state marked by a negative count:
-// {mean: k, m2: sum y * y, n: -count, sum: sum y}. fz_welford_settle turns it into a Welford
-// state with one division. Since k is one of the elements, m2's rounding error is at most
-// about 2 * count ulp of m2, as good as Welford's for the counts this is used for (<= 32).
-template <typename T>
-__device__ __forceinline__ fz_welford<T> fz_welford_push_shifted(fz_welford<T> a, T x) {
-  const T k = a.n == T(0) ? (x - x == T(0) ? x : T(0)) : a.mean;  // x - x: 0 iff x is finite
-  const T y = x - k;
-  return fz_welford<T>{k, a.m2 + y * y, a.n - T(1), a.sum + y, T(0)};
-}
-template <typename T>
-__device__ __forceinline__ fz_welford<T> fz_welford_settle(fz_welford<T> a) {
-  if (!(a.n < T(0))) return a;
-  const T n = -a.n;
-  const T q = a.sum / n;  // mean - k
-  T m2 = a.m2 - a.sum * q;
-  if (m2 < T(0)) m2 = T(0);  // rounding; a NaN stays NaN
-  T lo;
-  const T mean = fz_two_sum(a.mean, q, lo);
-  return fz_welford<T>{mean, m2, n, a.mean * n + a.sum, lo};
-}
 template <typename T>
 __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_welford<T> b) {
-  a = fz_welford_settle(a);
-  b = fz_welford_settle(b);
   if (b.n == T(0)) return a;
   if (a.n == T(0)) return b;
   const T n = a.n + b.n;
@@ -327,13 +304,11 @@ __device__ __forceinline__ fz_welford<T> fz_welford_combine(fz_welford<T> a, fz_
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_var(fz_welford<T> a, T correction) {
-  a = fz_welford_settle(a);
   const T d = a.n - correction;
   return a.m2 / (d > T(0) ? d : T(0));
 }
 template <typename T>
 __device__ __forceinline__ T fz_welford_mean(fz_welford<T> a) {
-  a = fz_welford_settle(a);
   return a.sum / a.n;  // the mean of nothing is 0 / 0 (NaN)
 }
 

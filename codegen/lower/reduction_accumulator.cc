@@ -118,13 +118,12 @@ kir::ValuePtr accumulator_identity(const Accumulator& acc) {
 }
 
 kir::ValuePtr accumulator_push(const Accumulator& acc, const kir::ValuePtr& value,
-                               DType value_dtype, bool few_per_thread) {
+                               DType value_dtype) {
   kir::ValuePtr x = value;
   if (canonical_dtype(value_dtype) != acc.acc) x = kir::convert(value, value_dtype, acc.acc);
   kir::ValuePtr a = kir::ref(acc.name, acc.type);
   if (acc.welford)
-    return kir::call(few_per_thread ? "fz_welford_push_shifted" : "fz_welford_push", acc.type,
-                     {a, x});
+    return kir::call("fz_welford_push", acc.type, {a, x});
   if (acc.online_sum >= 0) return kir::call("fz_lse_push", acc.type, {a, x});
   return accumulator_combine(acc, a, x);
 }

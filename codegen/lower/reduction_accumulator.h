@@ -48,12 +48,9 @@ void make_two_pass(Accumulator& acc);
 
 // The value an empty accumulator starts from.
 kir::ValuePtr accumulator_identity(const Accumulator& acc);
-// The accumulator with one element (of `value_dtype`) folded in. `few_per_thread`: each thread
-// folds in at most kFewPerThread elements of a row (a persistent variant), so a variance uses
-// the preamble's division-free shifted push (one division per thread and row, not per element).
-constexpr int kFewPerThread = 32;
+// The accumulator with one element (of `value_dtype`) folded in.
 kir::ValuePtr accumulator_push(const Accumulator& acc, const kir::ValuePtr& value,
-                               DType value_dtype, bool few_per_thread = false);
+                               DType value_dtype);
 // Two accumulators combined.
 kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a,
                                   const kir::ValuePtr& b);

@@ -279,9 +279,7 @@ LoweredKernel ReductionLowering::build(const std::string& name, bool index64, in
       rb_body.push_back(kir::array(kir::compute_type_of(graph_.node(id).dtype), array, slots));
   }
 
-  // The phases. A persistent variant's threads fold in at most `slots` elements of a row.
-  const bool few_per_thread =
-      elements > 0 && std::max(elements, c.vec * c.vectors) <= kFewPerThread;
+  // The phases.
   for (int phase = 1; phase <= a_.phases; ++phase) {
     std::vector<Accumulator*> accs;
     for (auto& acc : c.accs)
@@ -302,8 +300,7 @@ LoweredKernel ReductionLowering::build(const std::string& name, bool index64, in
         [&](const std::vector<kir::ValuePtr>& v, kir::Block& b) {
           for (size_t i = 0; i < accs.size(); ++i)
             b.push_back(kir::assign(
-                accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype,
-                                                few_per_thread)));
+                accs[i]->name, accumulator_push(*accs[i], v[i], graph_.node(inputs[i]).dtype)));
         },
         full_at);
     rb_body.push_back(kir::if_then(kir::ref(c.active, kir::Type::Bool), std::move(pass)));
