@@ -211,43 +211,18 @@ ValueId expanded_operand(Fusion& f, const Op& m, size_t i, std::vector<Op>& befo
   std::vector<Expr> to(r.shape.begin(), r.shape.begin() + static_cast<std::ptrdiff_t>(nb));
   to.insert(to.end(), val.shape.end() - static_cast<std::ptrdiff_t>(matrix_dims), val.shape.end());
   if (to == val.shape && val.strides.empty()) return kNoValue;
-  Value out;
-  out.dtype = val.dtype;
-  out.shape = to;
-  const std::string stem = val.name + "_batched";
-  out.name = stem;
-  for (int n = 2; f.find_value(out.name); ++n) out.name = stem + "_" + std::to_string(n);
-  Op e;
-  e.kind = OpKind::Expand;
-  Operand arg;
-  arg.value = v;
-  e.args = {arg};
+  Op& e = add_unary_op(f, OpKind::Expand, v, val.dtype, to, "_batched", m.source_index, before);
   e.attrs.shape = to;
-  e.source_index = m.source_index;
-  e.outs = {f.add_value(std::move(out))};
-  before.push_back(std::move(e));
-  return before.back().outs[0];
+  return e.outs[0];
 }
 
 // A packed copy of `v` (a cast to its own dtype: a kernel writes it contiguous), made by an op
 // placed in `before`.
 ValueId packed_copy(Fusion& f, ValueId v, int source_index, std::vector<Op>& before) {
-  Value out;
-  out.dtype = f.value(v).dtype;
-  out.shape = f.value(v).shape;
-  const std::string stem = f.value(v).name + "_packed";
-  out.name = stem;
-  for (int n = 2; f.find_value(out.name); ++n) out.name = stem + "_" + std::to_string(n);
-  Op c;
-  c.kind = OpKind::Cast;
-  c.attrs.dtype = out.dtype;
-  Operand arg;
-  arg.value = v;
-  c.args = {arg};
-  c.source_index = source_index;
-  c.outs = {f.add_value(std::move(out))};
-  before.push_back(std::move(c));
-  return before.back().outs[0];
+  const Value& val = f.value(v);
+  Op& c = add_unary_op(f, OpKind::Cast, v, val.dtype, val.shape, "_packed", source_index, before);
+  c.attrs.dtype = f.value(c.outs[0]).dtype;
+  return c.outs[0];
 }
 
 }  // namespace

@@ -69,22 +69,12 @@ bool has_bias(const Op& m) { return m.kind == OpKind::Linear && m.args.size() ==
 // operand's transpose (the permute goes into `before`, to be placed before the product).
 void take_bias(Fusion& f, Op& m, ValueId bias, std::vector<Op>& before) {
   if (m.kind == OpKind::Matmul) {
-    const ValueId w = m.args[1].value;
-    Value t;
-    t.dtype = f.value(w).dtype;
-    t.shape = {f.value(w).shape[1], f.value(w).shape[0]};
-    const std::string stem = f.value(w).name + "_t";
-    t.name = stem;
-    for (int n = 2; f.find_value(t.name); ++n) t.name = stem + "_" + std::to_string(n);
-    Op p;
-    p.kind = OpKind::Permute;
+    const Value& w = f.value(m.args[1].value);
+    Op& p = add_unary_op(f, OpKind::Permute, m.args[1].value, w.dtype,
+                         {w.shape[1], w.shape[0]}, "_t", m.source_index, before);
     p.attrs.dims = {1, 0};
-    p.args = {m.args[1]};
-    p.source_index = m.source_index;
-    p.outs = {f.add_value(std::move(t))};
     m.kind = OpKind::Linear;
     m.args[1].value = p.outs[0];
-    before.push_back(std::move(p));
   }
   Operand b;
   b.value = bias;

@@ -25,6 +25,29 @@ bool replaceable(const Fusion& f, ValueId v) {
   return true;
 }
 
+std::string unique_value_name(const Fusion& f, const std::string& stem) {
+  std::string name = stem;
+  for (int n = 2; f.find_value(name); ++n) name = stem + "_" + std::to_string(n);
+  return name;
+}
+
+Op& add_unary_op(Fusion& f, OpKind kind, ValueId v, DType dtype, std::vector<Expr> shape,
+                 const std::string& suffix, int source_index, std::vector<Op>& before) {
+  Value out;
+  out.dtype = dtype;
+  out.shape = std::move(shape);
+  out.name = unique_value_name(f, f.value(v).name + suffix);
+  Op op;
+  op.kind = kind;
+  Operand arg;
+  arg.value = v;
+  op.args = {arg};
+  op.source_index = source_index;
+  op.outs = {f.add_value(std::move(out))};
+  before.push_back(std::move(op));
+  return before.back();
+}
+
 void Replacements::read(Op& op) const {
   for (Operand& a : op.args)
     if (!a.is_literal() && to_[a.value] != kNoValue) a.value = to_[a.value];
