@@ -146,6 +146,11 @@ kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a
   return kir::op(k, acc.acc, acc.type, {a, b});
 }
 
+kir::ValuePtr row_length_as(const Expr& row_length, kir::Type index_type, DType dtype) {
+  const DType index_dtype = index_type == kir::Type::Int64 ? DType::I64 : DType::I32;
+  return kir::convert(kir::index_value(row_length, index_type), index_dtype, dtype);
+}
+
 std::vector<kir::ValuePtr> accumulator_results(const Accumulator& acc, const Expr& row_length,
                                                kir::Type index_type) {
   FUSERC_CHECK(!acc.two_pass, "a two-pass variance's results come from its second pass");
@@ -162,8 +167,7 @@ std::vector<kir::ValuePtr> accumulator_results(const Accumulator& acc, const Exp
     return r;
   }
   if (acc.op == OpKind::Mean) {
-    DType index_dtype = index_type == kir::Type::Int64 ? DType::I64 : DType::I32;
-    kir::ValuePtr n = kir::convert(kir::index_value(row_length, index_type), index_dtype, acc.acc);
+    kir::ValuePtr n = row_length_as(row_length, index_type, acc.acc);
     return {kir::op(OpKind::Div, acc.acc, acc.type, {a, n})};
   }
   if (kir::compute_type_of(acc.acc) == kir::compute_type_of(acc.out)) return {a};

@@ -59,6 +59,9 @@ kir::ValuePtr accumulator_combine(const Accumulator& acc, const kir::ValuePtr& a
 std::vector<kir::ValuePtr> accumulator_results(const Accumulator& acc, const Expr& row_length,
                                                kir::Type index_type);
 
+// The row length as a value of `dtype` (the index converted: a mean's or variance's count).
+kir::ValuePtr row_length_as(const Expr& row_length, kir::Type index_type, DType dtype);
+
 // sizeof of a kernel type in generated code.
 size_t kernel_type_size(kir::Type t);
 

@@ -91,9 +91,7 @@ std::vector<kir::ValuePtr> ReductionLowering::variance_from_registers(
     const Expr& row_block) {
   const DType dt = sum.acc;
   const kir::Type t = sum.type;
-  const DType index_dtype = c.index_type == kir::Type::Int64 ? DType::I64 : DType::I32;
-  const kir::ValuePtr n =
-      kir::convert(kir::index_value(a_.row_length, c.index_type), index_dtype, dt);
+  const kir::ValuePtr n = row_length_as(a_.row_length, c.index_type, dt);
   const std::string base = f_.value(a_.reductions[sum.reduction].outputs[0]).name;
   const std::string mean = c.names.fresh("mean_of_" + base);
   b.push_back(kir::let(t, mean, kir::op(OpKind::Div, dt, t, {kir::ref(sum.name, t), n})));

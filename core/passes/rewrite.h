@@ -1,7 +1,7 @@
-// Owns what the presegmentation passes share to rewrite the graph: who reads each value, and
-// making the ops that read one value read another (of the same dtype and shape) instead, in one
-// forward sweep over the ops, and new ops that compute a value from one other. The op left without readers is then removed by the dead-code
-// pass, which runs last.
+// Owns what the presegmentation passes share to rewrite the graph: who reads each value, making
+// the ops that read one value read another (of the same dtype and shape) instead, in one
+// forward sweep over the ops, and new ops that compute a value from one other. The op left
+// without readers is then removed by the dead-code pass, which runs last.
 #pragma once
 
 #include <string>

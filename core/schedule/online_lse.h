@@ -12,8 +12,8 @@
 
 namespace fuserc {
 
-// Marks every such sum in `a` (whose reductions have their `after` sets) and recomputes the
-// phases.
+// Marks every such sum in `a` (whose reductions have their `after` sets) and computes the
+// phases (each reduction's, and a.phases).
 void find_online_lse(const Fusion& f, const Segment& group, ReductionAnalysis& a);
 
 // Undoes it: every sum accumulates in a phase after its max's again, and the phases are

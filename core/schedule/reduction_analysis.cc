@@ -141,8 +141,7 @@ ReductionAnalysis analyze_reductions(const Fusion& f, const Segment& group) {
     for (ValueId o : op.outs)
       if (!dep.empty()) depends[o] = dep;
   }
-  find_online_lse(f, group, a);
-  for (const auto& r : a.reductions) a.phases = std::max(a.phases, r.phase);
+  find_online_lse(f, group, a);  // also sets the phases (a.phases their count)
 
   for (ValueId o : group.outputs) {
     const Value& v = f.value(o);
